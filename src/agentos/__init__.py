@@ -1,0 +1,77 @@
+"""agentos: a Python runtime for stateful LLM agents.
+
+The spec's GMI layer (personas, mood, memory, the turn loop) and its lightweight helpers.
+Start with `generate_text()` / `stream_text()`; test with `agentos.testing`.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from agentos.api import (
+    ErrorPart,
+    FinishPart,
+    GenerateTextResult,
+    StepFinishPart,
+    StepResult,
+    StreamPart,
+    StreamTextResult,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+    generate_text,
+    stream_text,
+)
+from agentos.core import (
+    GMIError,
+    GMIErrorCode,
+    ImagePart,
+    Message,
+    ModelUsage,
+    ReplayBlock,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    dump_messages,
+    load_messages,
+)
+from agentos.llm import ChatModel, Embedder, ProviderError
+from agentos.tools import Tool, ToolArgumentsError, tool
+
+try:
+    __version__ = version("agentos")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "ChatModel",
+    "Embedder",
+    "ErrorPart",
+    "FinishPart",
+    "GMIError",
+    "GMIErrorCode",
+    "GenerateTextResult",
+    "ImagePart",
+    "Message",
+    "ModelUsage",
+    "ProviderError",
+    "ReplayBlock",
+    "Role",
+    "StepFinishPart",
+    "StepResult",
+    "StreamPart",
+    "StreamTextResult",
+    "TextDeltaPart",
+    "TextPart",
+    "Tool",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCallPart",
+    "ToolResult",
+    "ToolResultPart",
+    "__version__",
+    "dump_messages",
+    "generate_text",
+    "load_messages",
+    "stream_text",
+    "tool",
+]

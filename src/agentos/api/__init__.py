@@ -1,0 +1,31 @@
+"""The public entry points: `generate_text()` and `stream_text()`."""
+
+from agentos.api.generate import DEFAULT_MAX_STEPS, generate_text, stream_text
+from agentos.api.results import (
+    ErrorPart,
+    FinishPart,
+    GenerateTextResult,
+    StepFinishPart,
+    StepResult,
+    StreamPart,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+from agentos.api.stream_result import StreamTextResult
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "ErrorPart",
+    "FinishPart",
+    "GenerateTextResult",
+    "StepFinishPart",
+    "StepResult",
+    "StreamPart",
+    "StreamTextResult",
+    "TextDeltaPart",
+    "ToolCallPart",
+    "ToolResultPart",
+    "generate_text",
+    "stream_text",
+]

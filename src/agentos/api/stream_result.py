@@ -1,0 +1,117 @@
+"""`StreamTextResult`: a generation you read as it happens.
+
+Iterate `text_stream` for the text or `full_stream` for typed parts (one of them, once); or
+just ``await`` `text`, `usage`, `finish_reason` or `result`, which run the stream to its end
+when nobody reads it. Stopping a stream early (``break``, ``aclose()``) aborts the model call;
+the awaitables then raise `GMIError` with code ``ABORTED``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.usage import ModelUsage
+from agentos.llm.model import FinishReason, closing_stream
+
+from .results import ErrorPart, FinishPart, GenerateTextResult, StreamPart, TextDeltaPart
+from .text_run import TextRun
+
+__all__ = ["StreamTextResult"]
+
+T = TypeVar("T")
+
+
+class StreamTextResult:
+    """The streaming result of `stream_text()`."""
+
+    def __init__(self, run: TextRun) -> None:
+        self._run = run
+        self._claimed = False
+        self._done: asyncio.Event | None = None
+        self._result: GenerateTextResult | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def full_stream(self) -> AsyncIterator[StreamPart]:
+        """Every part: text deltas, tool calls and results, step ends, an error, the finish."""
+        self._claim()
+        return self._parts()
+
+    @property
+    def text_stream(self) -> AsyncIterator[str]:
+        """The reply's text deltas; raises the generation's error, if any, at the end."""
+        self._claim()
+        return self._texts()
+
+    @property
+    def text(self) -> Awaitable[str]:
+        """The last step's text, once the generation has finished."""
+        return self._after(lambda result: result.text)
+
+    @property
+    def usage(self) -> Awaitable[ModelUsage]:
+        """The usage of every step, once the generation has finished."""
+        return self._after(lambda result: result.usage)
+
+    @property
+    def finish_reason(self) -> Awaitable[FinishReason]:
+        """Why the last step ended, once the generation has finished."""
+        return self._after(lambda result: result.finish_reason)
+
+    @property
+    def result(self) -> Awaitable[GenerateTextResult]:
+        """The whole `GenerateTextResult`, once the generation has finished."""
+        return self._after(lambda result: result)
+
+    def _claim(self) -> None:
+        if self._claimed:
+            raise RuntimeError("a StreamTextResult's stream can be read only once")
+        self._claimed = True
+        self._done = asyncio.Event()
+
+    async def _parts(self) -> AsyncIterator[StreamPart]:
+        assert self._done is not None
+        finished = False
+        try:
+            async with closing_stream(self._run.parts()) as parts:
+                async for part in parts:
+                    yield part
+            self._result = self._run.result()
+            finished = True
+            yield FinishPart(self._result.finish_reason, self._result.usage)
+        except Exception as exc:
+            self._error = exc
+            finished = True
+            yield ErrorPart(exc)
+            yield FinishPart("error", self._run.usage())
+        finally:
+            if not finished and self._error is None:
+                self._error = GMIError(
+                    "the stream was stopped before the generation finished",
+                    GMIErrorCode.ABORTED,
+                )
+            self._done.set()
+
+    async def _texts(self) -> AsyncIterator[str]:
+        async with closing_stream(self._parts()) as parts:
+            async for part in parts:
+                match part:
+                    case TextDeltaPart(text=text):
+                        yield text
+                    case ErrorPart(error=error):
+                        raise error
+
+    async def _after(self, pick: Callable[[GenerateTextResult], T]) -> T:
+        if not self._claimed:
+            async with closing_stream(self.full_stream) as parts:
+                async for _ in parts:
+                    pass
+        assert self._done is not None
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return pick(self._result)

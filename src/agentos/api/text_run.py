@@ -1,0 +1,183 @@
+"""The lightweight step loop behind `generate_text()` and `stream_text()`.
+
+No GMI: the caller's messages go to the model, each tool call the model makes runs, its result
+goes back, and the model is called again, for at most ``max_steps`` model steps. A tool that is
+unknown, gets bad arguments or raises gives the model an error result instead of ending the run.
+A provider failure ends the run with `ProviderError` (code ``LLM_PROVIDER_ERROR``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Message, ReplayBlock, ToolCall, ToolResult
+from agentos.core.usage import ModelUsage
+from agentos.llm.errors import ProviderError
+from agentos.llm.model import (
+    ChatModel,
+    CompletionOptions,
+    FinishChunk,
+    FinishReason,
+    ModelRequest,
+    ReplayChunk,
+    TextDelta,
+    ToolCallChunk,
+    UsageChunk,
+    closing_stream,
+)
+from agentos.tools.tool import Tool
+
+from .results import (
+    GenerateTextResult,
+    StepFinishPart,
+    StepResult,
+    StreamPart,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["TextRun"]
+
+
+class TextRun:
+    """One generation: iterate `parts()` once, then read `result()`."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        messages: Sequence[Message],
+        tools: Sequence[Tool],
+        options: CompletionOptions,
+        max_steps: int,
+    ) -> None:
+        self.model = model
+        self.history: list[Message] = list(messages)
+        self._start = len(self.history)
+        self.tools = {tool.name: tool for tool in tools}
+        self.options = options
+        self.max_steps = max_steps
+        self.steps: list[StepResult] = []
+
+    async def parts(self) -> AsyncIterator[StreamPart]:
+        """Run the steps, yielding the stream's parts (without the closing `FinishPart`)."""
+        definitions = [tool.definition() for tool in self.tools.values()]
+        options = self.options
+        if definitions and options.tool_choice is None:
+            options = replace(options, tool_choice="auto")
+        elif not definitions and options.tool_choice is not None:
+            options = replace(options, tool_choice=None)  # providers reject it without tools
+        for index in range(self.max_steps):
+            request = ModelRequest(list(self.history), definitions, options)
+            text: list[str] = []
+            calls: list[ToolCall] = []
+            blocks: list[ReplayBlock] = []
+            usage: ModelUsage | None = None
+            finish: FinishReason = "other"
+            response_model: str | None = None
+            try:
+                async with closing_stream(self.model.stream(request)) as chunks:
+                    async for chunk in chunks:
+                        match chunk:
+                            case TextDelta(text=delta) if delta:
+                                text.append(delta)
+                                yield TextDeltaPart(delta)
+                            case ToolCallChunk(tool_call=call):
+                                calls.append(call)
+                                yield ToolCallPart(call)
+                            case ReplayChunk(block=block):
+                                blocks.append(block)
+                            case UsageChunk(usage=reported):
+                                usage = reported
+                            case FinishChunk(finish_reason=reason, response_model=served_by):
+                                finish, response_model = reason, served_by
+            except (GMIError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                raise ProviderError(
+                    f"{self.model.provider_id} model call failed: {exc}",
+                    provider_id=self.model.provider_id,
+                    model_id=self.model.model_id,
+                    after_output=bool(text or calls),
+                ) from exc
+            self.history.append(
+                Message.assistant("".join(text), tool_calls=calls, replay_blocks=blocks)
+            )
+            will_run = bool(calls) and bool(self.tools)
+            step = StepResult(
+                index=index,
+                text="".join(text),
+                tool_calls=calls,
+                tool_results=[],
+                finish_reason=finish,
+                usage=usage,
+                provider_id=self.model.provider_id,
+                model_id=self.model.model_id,
+                replay_blocks=blocks,
+                response_model=response_model,
+            )
+            self.steps.append(step)
+            yield StepFinishPart(step)
+            if not will_run:
+                return
+            results = await asyncio.gather(*(self._run_tool(call) for call in calls))
+            step.tool_results.extend(results)
+            for result in results:
+                self.history.append(Message.tool(result))
+                yield ToolResultPart(result)
+
+    async def _run_tool(self, call: ToolCall) -> ToolResult:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return _error_result(
+                call,
+                GMIErrorCode.TOOL_NOT_FOUND,
+                f"Tool '{call.name}' is not available. Available tools: "
+                f"{', '.join(self.tools) or 'none'}.",
+            )
+        try:
+            output = await tool.run(call.arguments)
+        except GMIError as exc:
+            return _error_result(call, exc.code, exc.message, exc.details)
+        except Exception as exc:
+            return _error_result(
+                call,
+                GMIErrorCode.TOOL_EXECUTION_FAILED,
+                f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}",
+            )
+        return ToolResult(call.id, call.name, output)
+
+    def result(self) -> GenerateTextResult:
+        """The finished generation's result."""
+        if not self.steps:
+            raise GMIError("the generation has not run a step", GMIErrorCode.INVALID_STATE)
+        last = self.steps[-1]
+        return GenerateTextResult(
+            text=last.text,
+            usage=self.usage(),
+            finish_reason=last.finish_reason,
+            tool_calls=[call for step in self.steps for call in step.tool_calls],
+            tool_results=[result for step in self.steps for result in step.tool_results],
+            steps=list(self.steps),
+            response_messages=self.history[self._start :],
+            provider_id=self.model.provider_id,
+            model_id=self.model.model_id,
+        )
+
+    def usage(self) -> ModelUsage:
+        """The usage of the steps finished so far; a step that reported none makes it unknown."""
+        return ModelUsage.sum(step.usage or ModelUsage() for step in self.steps)
+
+
+def _error_result(
+    call: ToolCall, code: GMIErrorCode | str, message: str, details: dict[str, object] | None = None
+) -> ToolResult:
+    error_details: dict[str, object] = {"code": str(code), "message": message}
+    if details:
+        error_details["details"] = details
+    return ToolResult(
+        call.id, call.name, output=message, is_error=True, error_details=error_details
+    )

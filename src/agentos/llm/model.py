@@ -1,0 +1,158 @@
+"""The provider seam: a chat model that streams normalised chunks.
+
+Every adapter (local, OpenAI-compatible, Anthropic, Gemini) and every test double turns its
+provider's stream into the five chunk types below, which consumers ``match`` on:
+
+- `TextDelta`: a piece of the reply's text;
+- `ToolCallChunk`: one tool call, already assembled from its streamed pieces;
+- `ReplayChunk`: a provider replay block (thinking block, thought signature), verbatim;
+- `UsageChunk`: the request's usage so far (providers report running totals: the last one wins);
+- `FinishChunk`: why the model stopped.
+
+A model's stream may raise `agentos.llm.ProviderError`; closing the stream early (``aclose()``,
+or breaking out of ``async for``) aborts the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from agentos.core.messages import Message, ReplayBlock, ToolCall
+from agentos.core.usage import ModelUsage
+
+__all__ = [
+    "ChatModel",
+    "CompletionOptions",
+    "FinishChunk",
+    "FinishReason",
+    "ModelChunk",
+    "ModelRequest",
+    "ReplayChunk",
+    "TextDelta",
+    "ToolCallChunk",
+    "ToolChoice",
+    "ToolDefinition",
+    "UsageChunk",
+    "closing_stream",
+]
+
+T = TypeVar("T")
+
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "error", "other"]
+"""Why a model step ended, normalised across providers."""
+
+ToolChoice = Literal["auto", "none", "required"] | str
+"""``auto``, ``none``, ``required``, or the name of the one tool the model must call."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool as the model sees it: a name, a description and a JSON schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionOptions:
+    """The completion options a call sends; a field left ``None`` is not sent.
+
+    ``custom_model_params`` carries provider-specific settings (``repeat_penalty``, ``top_k``
+    and ``min_p`` for the local model, for example).
+    """
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    stop_sequences: tuple[str, ...] | None = None
+    seed: int | None = None
+    tool_choice: ToolChoice | None = None
+    user_id: str | None = None
+    request_timeout: float | None = None
+    custom_model_params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """Everything one model step sends: the messages, the tools offered and the options."""
+
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition] = ()
+    options: CompletionOptions = field(default_factory=CompletionOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallChunk:
+    """One complete tool call the model requested."""
+
+    tool_call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayChunk:
+    """A block the provider needs back on the next request, kept verbatim."""
+
+    block: ReplayBlock
+
+
+@dataclass(frozen=True, slots=True)
+class UsageChunk:
+    """The request's usage so far; a later `UsageChunk` of the same call supersedes it."""
+
+    usage: ModelUsage
+
+
+@dataclass(frozen=True, slots=True)
+class FinishChunk:
+    """The end of a step, with its reason and, when reported, the model that answered."""
+
+    finish_reason: FinishReason
+    response_model: str | None = None
+    provider_message_id: str | None = None
+
+
+ModelChunk = TextDelta | ToolCallChunk | ReplayChunk | UsageChunk | FinishChunk
+"""Any chunk a `ChatModel` streams."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A model a provider serves: it knows who it is and streams one step at a time."""
+
+    @property
+    def provider_id(self) -> str:
+        """The provider serving this model (``"local"``, ``"openai"``, ...)."""
+        ...
+
+    @property
+    def model_id(self) -> str:
+        """The model's id on its provider."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        """Run one model step, yielding its chunks as they arrive."""
+        ...
+
+
+@asynccontextmanager
+async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
+    """Use ``stream`` and close it on exit, so leaving early aborts the call it belongs to."""
+    try:
+        yield stream
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,0 +1,227 @@
+"""`Tool`: a function the model can call, with a JSON schema for its arguments.
+
+Make one from a typed Python function (`Tool.from_function()` or the `@tool` decorator: the
+schema comes from the signature, descriptions from the docstring, arguments are validated by
+pydantic, sync and async functions both work) or from an explicit JSON schema
+(`Tool.from_schema()`, arguments validated against the schema).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, get_type_hints, overload
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic_core import to_jsonable_python
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.llm.model import ToolDefinition
+
+__all__ = ["Tool", "ToolArgumentsError", "tool"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_SECTION = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
+)
+_GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+
+Handler = Callable[..., Any]
+
+
+class ToolArgumentsError(GMIError):
+    """The model's arguments do not fit the tool's schema (code ``VALIDATION_ERROR``)."""
+
+    def __init__(self, tool_name: str, problems: list[str]) -> None:
+        super().__init__(
+            f"Invalid arguments for tool '{tool_name}': " + "; ".join(problems),
+            GMIErrorCode.VALIDATION_ERROR,
+            {"tool_name": tool_name, "problems": problems},
+            component="tools",
+        )
+
+
+class Tool:
+    """A callable tool: ``name``, ``description``, ``parameters`` (JSON schema) and a handler."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        handler: Handler,
+        *,
+        validate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        if not _NAME.match(name):
+            raise ValueError(
+                f"tool name {name!r} must be 1-64 letters, digits, '_' or '-' "
+                "(providers reject other names)"
+            )
+        if parameters.get("type", "object") != "object":
+            raise ValueError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
+        self.name = name
+        self.description = description
+        self.parameters: dict[str, Any] = dict(parameters)
+        self._handler = handler
+        self._validate = validate or self._validate_with_schema
+
+    @classmethod
+    def from_function(
+        cls, function: Handler, *, name: str | None = None, description: str | None = None
+    ) -> Tool:
+        """A tool from a typed function; its docstring gives the descriptions."""
+        summary, param_docs = _parse_docstring(inspect.getdoc(function) or "")
+        model = _arguments_model(function, param_docs)
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+
+        def validate(arguments: dict[str, Any]) -> dict[str, Any]:
+            try:
+                parsed = model.model_validate(arguments)
+            except ValidationError as exc:
+                problems = [
+                    f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+                    for err in exc.errors()
+                ]
+                raise ToolArgumentsError(tool_name, problems) from exc
+            return {field: getattr(parsed, field) for field in type(parsed).model_fields}
+
+        tool_name = name or function.__name__
+        return cls(
+            tool_name,
+            description if description is not None else summary,
+            schema,
+            function,
+            validate=validate,
+        )
+
+    @classmethod
+    def from_schema(
+        cls, name: str, description: str, parameters: Mapping[str, Any], handler: Handler
+    ) -> Tool:
+        """A tool from an explicit JSON schema; the handler receives the arguments as keywords."""
+        jsonschema.Draft202012Validator.check_schema(dict(parameters))
+        return cls(name, description, parameters, handler)
+
+    def definition(self) -> ToolDefinition:
+        """The tool as a model sees it."""
+        return ToolDefinition(self.name, self.description, self.parameters)
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments checked against the schema; raises `ToolArgumentsError`."""
+        return self._validate(dict(arguments))
+
+    async def run(self, arguments: Mapping[str, Any]) -> Any:
+        """Validate ``arguments``, call the handler and return its result as JSON-ready data.
+
+        Sync handlers run in a worker thread so they do not block the event loop.
+        """
+        checked = self.validate_arguments(arguments)
+        if inspect.iscoroutinefunction(self._handler):
+            result = await self._handler(**checked)
+        else:
+            result = await asyncio.to_thread(self._handler, **checked)
+            if inspect.isawaitable(result):
+                result = await result
+        return to_jsonable_python(result)
+
+    def _validate_with_schema(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        validator = jsonschema.Draft202012Validator(
+            self.parameters, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+        )
+        problems = [
+            f"{'.'.join(str(p) for p in err.absolute_path) or '<root>'}: {err.message}"
+            for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        ]
+        if problems:
+            raise ToolArgumentsError(self.name, problems)
+        return arguments
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r})"
+
+
+@overload
+def tool(function: Handler, /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None
+) -> Callable[[Handler], Tool]: ...
+def tool(
+    function: Handler | None = None, /, *, name: str | None = None, description: str | None = None
+) -> Tool | Callable[[Handler], Tool]:
+    """Decorator: turn a typed function into a `Tool` (``@tool`` or ``@tool(name=...)``)."""
+    if function is not None:
+        return Tool.from_function(function)
+
+    def decorate(fn: Handler) -> Tool:
+        return Tool.from_function(fn, name=name, description=description)
+
+    return decorate
+
+
+def _arguments_model(function: Handler, param_docs: dict[str, str]) -> type[BaseModel]:
+    signature = inspect.signature(function)
+    hints = get_type_hints(function, include_extras=True)
+    fields: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {function.__name__!r}: *args and **kwargs cannot be described")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(
+                f"tool {function.__name__!r}: positional-only parameters are not supported"
+            )
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
+    return create_model(
+        f"{function.__name__}_arguments",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+        **fields,
+    )
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The summary (text before the first section) and per-parameter descriptions."""
+    summary_lines: list[str] = []
+    params: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        if sphinx := _SPHINX_PARAM.match(line):
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            section = "sphinx"
+            continue
+        if header := _SECTION.match(line):
+            section = header.group(1).lower()
+            current = None
+            continue
+        if section is None:
+            summary_lines.append(line)
+        elif section in ("args", "arguments", "parameters"):
+            google = _GOOGLE_PARAM.match(line)
+            indent = len(line) - len(line.lstrip())
+            if google and (current is None or indent <= _param_indent(doc, current)):
+                current = google.group(1).lstrip("*")
+                params[current] = google.group(3).strip()
+            elif current is not None and line.strip():
+                params[current] = f"{params[current]} {line.strip()}".strip()
+        elif section == "sphinx" and current is not None and line.strip():
+            params[current] = f"{params[current]} {line.strip()}".strip()
+    return "\n".join(summary_lines).strip(), params
+
+
+def _param_indent(doc: str, name: str) -> int:
+    for line in doc.splitlines():
+        match = _GOOGLE_PARAM.match(line)
+        if match and match.group(1).lstrip("*") == name:
+            return len(line) - len(line.lstrip())
+    return 0
