@@ -1,0 +1,24 @@
+"""Shared fixtures: every test runs without provider keys in its environment."""
+
+from __future__ import annotations
+
+import pytest
+
+PROVIDER_KEYS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "OLLAMA_BASE_URL",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+    "MISTRAL_API_KEY",
+    "XAI_API_KEY",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's keys, so nothing reaches a real provider."""
+    for key in PROVIDER_KEYS:
+        monkeypatch.delenv(key, raising=False)
