@@ -1,7 +1,8 @@
 """`generate_text()` and `stream_text()`: the spec's lightweight helpers (no GMI, no history).
 
 The caller passes earlier turns in ``messages``; ``system`` and ``prompt`` add a leading system
-message and a closing user message. The tools given run for up to ``max_steps`` (5) model steps.
+message and a closing user message (a blank one adds none; a blank prompt without messages is
+refused). The tools given run for up to ``max_steps`` (5) model steps.
 Options are checked before any model call, and a bad one raises `GMIError` naming it.
 """
 
@@ -159,8 +160,8 @@ def _prepare(
             _invalid("messages", f"item {position} is a {type(message).__name__}, not a Message")
         if message.role not in (Role.ERROR, Role.THOUGHT):
             history.append(message)
-    if prompt is not None:
-        history.append(Message.user(prompt))
+    if prompt is not None and not (isinstance(prompt, str) and not prompt.strip()):
+        history.append(Message.user(prompt))  # a blank prompt beside messages adds nothing
     chat_model = resolve_model(provider, model, api_key=api_key, base_url=base_url)
     options = CompletionOptions(
         temperature=temperature,

@@ -9,7 +9,7 @@ the awaitables then raise `GMIError` with code ``ABORTED``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -35,13 +35,13 @@ class StreamTextResult:
         self._error: BaseException | None = None
 
     @property
-    def full_stream(self) -> AsyncIterator[StreamPart]:
+    def full_stream(self) -> AsyncGenerator[StreamPart, None]:
         """Every part: text deltas, tool calls and results, step ends, an error, the finish."""
         self._claim()
         return self._parts()
 
     @property
-    def text_stream(self) -> AsyncIterator[str]:
+    def text_stream(self) -> AsyncGenerator[str, None]:
         """The reply's text deltas; raises the generation's error, if any, at the end."""
         self._claim()
         return self._texts()
@@ -72,7 +72,7 @@ class StreamTextResult:
         self._claimed = True
         self._done = asyncio.Event()
 
-    async def _parts(self) -> AsyncIterator[StreamPart]:
+    async def _parts(self) -> AsyncGenerator[StreamPart, None]:
         assert self._done is not None
         finished = False
         try:
@@ -95,7 +95,7 @@ class StreamTextResult:
                 )
             self._done.set()
 
-    async def _texts(self) -> AsyncIterator[str]:
+    async def _texts(self) -> AsyncGenerator[str, None]:
         async with closing_stream(self._parts()) as parts:
             async for part in parts:
                 match part:

@@ -7,8 +7,9 @@ is the identity of addition, with a known cost of 0.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["ModelUsage"]
 
@@ -18,12 +19,14 @@ class ModelUsage:
     """What one or more model calls consumed.
 
     ``total_tokens`` defaults to ``prompt_tokens + completion_tokens``; ``cost_usd`` is ``None``
-    when unknown.
+    when unknown. A negative token count (``total_tokens`` included) or a cost that is negative,
+    NaN or infinite is refused with a `ValueError` naming the field.
     """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    total_tokens: int = field(default=-1)
+    # None only until __post_init__ derives it, so an explicit -1 is refused like any negative.
+    total_tokens: int = None  # type: ignore[assignment]
     cost_usd: float | None = None
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
@@ -37,12 +40,14 @@ class ModelUsage:
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"ModelUsage.{name} must be >= 0, got {getattr(self, name)}")
-        if self.total_tokens == -1:
+        if self.total_tokens is None:
             object.__setattr__(self, "total_tokens", self.prompt_tokens + self.completion_tokens)
         elif self.total_tokens < 0:
             raise ValueError(f"ModelUsage.total_tokens must be >= 0, got {self.total_tokens}")
-        if self.cost_usd is not None and self.cost_usd < 0:
-            raise ValueError(f"ModelUsage.cost_usd must be >= 0 or None, got {self.cost_usd}")
+        if self.cost_usd is not None and not (math.isfinite(self.cost_usd) and self.cost_usd >= 0):
+            raise ValueError(
+                f"ModelUsage.cost_usd must be a finite number >= 0 or None, got {self.cost_usd}"
+            )
 
     @classmethod
     def zero(cls) -> ModelUsage:

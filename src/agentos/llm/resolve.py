@@ -1,9 +1,12 @@
 """Which model serves a call: provider and model strings resolved to a `ChatModel`.
 
-A call names a provider (``provider="local"``), a model string (``"provider:model"`` names both,
-DESIGN.md §5.13) or a `ChatModel` instance. With no provider named, the first provider whose key
-is set in the environment serves it; with none set, the embedded local model does (DESIGN.md
-§5.8), and without the ``local`` extra that is the spec's refusal, naming the extra.
+A call names a provider (``provider="local"``), a model string (``"provider:model"`` names both;
+with no provider named, a known provider before a slash, ``"openai/gpt-4o"``, chooses it;
+DESIGN.md §5.13) or a `ChatModel` instance. A colon after anything but a known provider is part
+of the model id (``"llama3:8b"``, a Windows path to a ``.gguf`` file). With no provider named, the
+first provider whose key is set in the environment serves it; with none set, the embedded local
+model does (DESIGN.md §5.8), and without the ``local`` extra that is the spec's refusal, naming
+the extra.
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def resolve_model(
         return model
     env = os.environ if environ is None else environ
     model_id = model
-    if model_id and ":" in model_id and not model_id.endswith(".gguf"):
+    if model_id and ":" in model_id:
         prefix, _, rest = model_id.partition(":")
         if prefix in KNOWN_PROVIDERS:
             if provider is not None and provider != prefix:
@@ -104,9 +107,9 @@ def resolve_model(
                 )
             provider, model_id = prefix, rest
     if provider is None and model_id and "/" in model_id:
-        prefix = model_id.split("/", 1)[0]
-        if prefix in KNOWN_PROVIDERS and KNOWN_PROVIDERS[prefix].factory is not None:
-            provider, model_id = prefix, model_id.split("/", 1)[1]
+        prefix, _, rest = model_id.partition("/")
+        if prefix in KNOWN_PROVIDERS:
+            provider, model_id = prefix, rest
     if provider is None:
         provider = next(
             (

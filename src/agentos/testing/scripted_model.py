@@ -1,10 +1,10 @@
 """`ScriptedModel`: a `ChatModel` whose every step is written by the test.
 
 Give it a list of `ScriptStep`s (one per model call, in order) or a function of
-``(messages, tools, options)`` that returns the step to play. A step streams its text as deltas,
-then its tool calls and replay blocks, can raise a provider error before or after that output,
-can wait (on the injected clock or on an `asyncio.Event`) and reports usage. Every request the
-model received is kept in `ScriptedModel.requests`.
+``(messages, tools, options)`` that returns the step to play. A step streams its replay blocks,
+then its text as deltas, then its tool calls; it can raise a provider error before or after that
+output, can wait (on the injected clock or on an `asyncio.Event`) and reports usage. Every
+request the model received is kept in `ScriptedModel.requests`.
 """
 
 from __future__ import annotations
@@ -48,15 +48,18 @@ def estimate_tokens(text: str) -> int:
 class ScriptStep:
     """What one model call streams.
 
+    - ``replay_blocks``: streamed first, one `ReplayChunk` each.
     - ``text``: a string (streamed word by word) or a list of the exact deltas to stream.
-    - ``tool_calls`` / ``replay_blocks``: streamed after the text.
+    - ``tool_calls``: streamed after the text, one `ToolCallChunk` each.
     - ``usage``: reported last; ``None`` estimates it (characters / 4) from the request and the
       reply; ``report_usage=False`` reports none.
     - ``finish_reason``: defaults to ``tool_calls`` when the step calls tools, else ``stop``.
     - ``error``: raised after the step's output, so a step with no text and no tool calls fails
       before any output. `ScriptStep.fail()` builds a provider error with an HTTP status.
-    - ``wait``: seconds on the model's clock, or an event to wait for, before delta ``wait_at``
-      (0: before the first chunk).
+    - ``wait``: seconds on the model's clock, or an event to wait for, before text delta
+      ``wait_at``: 0 (the default) waits before the first chunk of any kind, a position at or
+      past the end of the text waits after the text, before the tool calls. A negative
+      ``wait_at`` is refused with `ValueError`.
     """
 
     text: str | Sequence[str] = ""
@@ -68,6 +71,10 @@ class ScriptStep:
     error: BaseException | None = None
     wait: float | asyncio.Event | None = None
     wait_at: int = 0
+
+    def __post_init__(self) -> None:
+        if self.wait_at < 0:
+            raise ValueError(f"ScriptStep.wait_at must be >= 0, got {self.wait_at}")
 
     @classmethod
     def fail(
@@ -102,7 +109,12 @@ ScriptFunction = Callable[
 
 
 class ScriptedModel:
-    """A deterministic `ChatModel` for tests and examples."""
+    """A deterministic `ChatModel` for tests and examples.
+
+    ``script`` is a list of steps (a plain string is a step that only streams that text) or a
+    function; a lone string is refused with `TypeError`, since it would play one step per
+    character.
+    """
 
     def __init__(
         self,
@@ -114,6 +126,8 @@ class ScriptedModel:
     ) -> None:
         self._steps: list[ScriptStep | str] | None = None
         self._function: ScriptFunction | None = None
+        if isinstance(script, str):
+            raise TypeError("a ScriptedModel script is a list of steps or a function, not a str")
         if callable(script):
             self._function = script
         else:
@@ -141,10 +155,10 @@ class ScriptedModel:
 
     @property
     def remaining(self) -> int | None:
-        """Steps left in a list script (``None`` for a function script)."""
+        """Steps left in a list script, never below 0 (``None`` for a function script)."""
         if self._steps is None:
             return None
-        return len(self._steps) - len(self.requests)
+        return max(0, len(self._steps) - len(self.requests))
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Play the next step of the script for ``request``."""
@@ -182,13 +196,15 @@ class ScriptedModel:
     async def _play(self, index: int, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         step = await self._next_step(index, request)
         deltas = step.deltas()
+        if step.wait_at == 0:
+            await self._wait(step)
         for block in step.replay_blocks:
             yield ReplayChunk(block)
         for position, delta in enumerate(deltas):
-            if position == step.wait_at:
+            if position == step.wait_at and position > 0:
                 await self._wait(step)
             yield TextDelta(delta)
-        if step.wait_at >= len(deltas):
+        if step.wait_at >= max(1, len(deltas)):
             await self._wait(step)
         for call in step.tool_calls:
             yield ToolCallChunk(call)

@@ -1,9 +1,10 @@
 """`Tool`: a function the model can call, with a JSON schema for its arguments.
 
 Make one from a typed Python function (`Tool.from_function()` or the `@tool` decorator: the
-schema comes from the signature, descriptions from the docstring, arguments are validated by
-pydantic, sync and async functions both work) or from an explicit JSON schema
-(`Tool.from_schema()`, arguments validated against the schema).
+schema comes from the signature, descriptions from the docstring (Google or Sphinx style; a
+parameter the docstring does not describe keeps an ``Annotated[..., Field(description=...)]``
+description), arguments are validated by pydantic, sync and async functions both work) or from an
+explicit JSON schema (`Tool.from_schema()`, arguments validated against the schema).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, get_type_hints, overload
 
@@ -25,10 +27,24 @@ __all__ = ["Tool", "ToolArgumentsError", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SECTION = re.compile(
-    r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?):\s*$"
+    r"^\s*(Args|Arguments|Parameters|Keyword Args|Keyword Arguments|Other Parameters|"
+    r"Returns?|Raises?|Yields?|Examples?|Notes?|Warnings?|Warns|Attributes|See Also|"
+    r"References|Todo):\s*$"
+)
+_PARAM_SECTIONS = (
+    "args",
+    "arguments",
+    "parameters",
+    "keyword args",
+    "keyword arguments",
+    "other parameters",
 )
 _GOOGLE_PARAM = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+_SPHINX_PARAM = re.compile(
+    r"^\s*:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$"
+)
+_SPHINX_FIELD = re.compile(r"^\s*:\w+(\s[^:]*)?:")
+"""Any other Sphinx field (``:returns:``, ``:raises X:``, ``:type x:``): it ends a parameter."""
 
 Handler = Callable[..., Any]
 
@@ -57,7 +73,7 @@ class Tool:
         *,
         validate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
-        if not _NAME.match(name):
+        if not _NAME.fullmatch(name):
             raise ValueError(
                 f"tool name {name!r} must be 1-64 letters, digits, '_' or '-' "
                 "(providers reject other names)"
@@ -93,7 +109,7 @@ class Tool:
                 raise ToolArgumentsError(tool_name, problems) from exc
             return {field: getattr(parsed, field) for field in type(parsed).model_fields}
 
-        tool_name = name or function.__name__
+        tool_name = name if name is not None else function.__name__
         return cls(
             tool_name,
             description if description is not None else summary,
@@ -106,8 +122,17 @@ class Tool:
     def from_schema(
         cls, name: str, description: str, parameters: Mapping[str, Any], handler: Handler
     ) -> Tool:
-        """A tool from an explicit JSON schema; the handler receives the arguments as keywords."""
-        jsonschema.Draft202012Validator.check_schema(dict(parameters))
+        """A tool from an explicit JSON schema; the handler receives the arguments as keywords.
+
+        A schema that is not valid JSON schema (draft 2020-12) raises `ValueError` naming the tool.
+        """
+        try:
+            jsonschema.Draft202012Validator.check_schema(dict(parameters))
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
+            raise ValueError(
+                f"tool {name!r}: parameters is not a valid JSON schema: {exc.message} (at {where})"
+            ) from exc
         return cls(name, description, parameters, handler)
 
     def definition(self) -> ToolDefinition:
@@ -180,12 +205,18 @@ def _arguments_model(function: Handler, param_docs: dict[str, str]) -> type[Base
             )
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
-    return create_model(
-        f"{function.__name__}_arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-        **fields,
-    )
+        doc = param_docs.get(param.name)
+        # Without a docstring entry, an Annotated Field's own description stays.
+        field = Field(default, description=doc) if doc else Field(default)
+        fields[param.name] = (annotation, field)
+    with warnings.catch_warnings():
+        # Parameters may be named like BaseModel attributes (json, schema, copy): they work.
+        warnings.filterwarnings("ignore", r"Field name .* shadows an attribute", UserWarning)
+        return create_model(
+            f"{function.__name__}_arguments",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
@@ -200,13 +231,16 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             params[current] = sphinx.group(2).strip()
             section = "sphinx"
             continue
+        if _SPHINX_FIELD.match(line):
+            section, current = "sphinx", None
+            continue
         if header := _SECTION.match(line):
             section = header.group(1).lower()
             current = None
             continue
         if section is None:
             summary_lines.append(line)
-        elif section in ("args", "arguments", "parameters"):
+        elif section in _PARAM_SECTIONS:
             google = _GOOGLE_PARAM.match(line)
             indent = len(line) - len(line.lstrip())
             if google and (current is None or indent <= _param_indent(doc, current)):
