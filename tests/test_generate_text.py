@@ -8,6 +8,7 @@ from typing import Any, Literal
 import pytest
 
 from agentos import (
+    DEFAULT_COT_INSTRUCTION,
     GenerateTextResult,
     GMIError,
     GMIErrorCode,
@@ -740,6 +741,13 @@ async def test_a_call_without_a_prompt_or_messages_is_refused(
         ({"tool_choice": "add"}, "tool_choice", "tool_choice: 'add' is neither auto, none"),
         ({"tool_choice": "Auto"}, "tool_choice", "tool_choice: 'Auto' is neither auto, none"),
         ({"messages": ["What is 2+2?"]}, "messages", "messages: item 0 is a str, not a Message"),
+        ({"chain_of_thought": 1}, "chain_of_thought", "chain_of_thought: must be a bool or"),
+        (
+            {"temprature": 0.2},
+            "temprature",
+            "temprature: unknown option 'temprature' (did you mean",
+        ),
+        ({"maxSteps": 3}, "maxSteps", "maxSteps: unknown option 'maxSteps'"),
         (
             {"messages": [Message.user("Hi"), {"role": "user", "content": "Hi"}]},
             "messages",
@@ -778,3 +786,38 @@ async def test_a_blank_prompt_with_messages_adds_no_user_message(prompt: str) ->
     model = ScriptedModel(["ok"])
     await generate_text(prompt, model=model, messages=[Message.user("Hi")])
     assert model.requests[0].messages == [Message.user("Hi")]
+
+
+async def test_chain_of_thought_goes_first_in_the_system_prompt_of_a_call_with_tools() -> None:
+    model = ScriptedModel(["Sunny."])
+    await generate_text(
+        "Weather in Oslo?",
+        model=model,
+        system="Be brief.",
+        tools=[get_weather],
+        chain_of_thought=True,
+    )
+    first = model.requests[0].messages[0]
+    assert first.role is Role.SYSTEM
+    assert first.text == f"{DEFAULT_COT_INSTRUCTION}\n\nBe brief."
+
+
+async def test_a_chain_of_thought_instruction_of_your_own_replaces_the_default() -> None:
+    model = ScriptedModel(["Sunny."])
+    await generate_text(
+        "Weather in Oslo?", model=model, tools=[get_weather], chain_of_thought="Think first."
+    )
+    assert [m.text for m in model.requests[0].messages if m.role is Role.SYSTEM] == ["Think first."]
+
+
+@pytest.mark.parametrize("chain_of_thought", [False, True])
+async def test_chain_of_thought_is_left_out_of_calls_without_tools(chain_of_thought: bool) -> None:
+    model = ScriptedModel(["Hi."])
+    await generate_text("Hi", model=model, system="Be brief.", chain_of_thought=chain_of_thought)
+    assert model.requests[0].messages[0].text == "Be brief."
+
+
+async def test_chain_of_thought_is_off_by_default() -> None:
+    model = ScriptedModel(["Sunny."])
+    await generate_text("Weather?", model=model, system="Be brief.", tools=[get_weather])
+    assert model.requests[0].messages[0].text == "Be brief."

@@ -7,6 +7,7 @@ Start with `generate_text()` / `stream_text()`; test with `agentos.testing`.
 from importlib.metadata import PackageNotFoundError, version
 
 from agentos.api import (
+    DEFAULT_COT_INSTRUCTION,
     ErrorPart,
     FinishPart,
     GenerateTextResult,
@@ -15,6 +16,7 @@ from agentos.api import (
     StreamPart,
     StreamTextResult,
     TextDeltaPart,
+    TextOptions,
     ToolCallPart,
     ToolResultPart,
     generate_text,
@@ -43,6 +45,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "DEFAULT_COT_INSTRUCTION",
     "ChatModel",
     "Embedder",
     "ErrorPart",
@@ -61,6 +64,7 @@ __all__ = [
     "StreamPart",
     "StreamTextResult",
     "TextDeltaPart",
+    "TextOptions",
     "TextPart",
     "Tool",
     "ToolArgumentsError",

@@ -1,6 +1,12 @@
 """The public entry points: `generate_text()` and `stream_text()`."""
 
-from agentos.api.generate import DEFAULT_MAX_STEPS, generate_text, stream_text
+from agentos.api.generate import (
+    DEFAULT_COT_INSTRUCTION,
+    DEFAULT_MAX_STEPS,
+    TextOptions,
+    generate_text,
+    stream_text,
+)
 from agentos.api.results import (
     ErrorPart,
     FinishPart,
@@ -15,6 +21,7 @@ from agentos.api.results import (
 from agentos.api.stream_result import StreamTextResult
 
 __all__ = [
+    "DEFAULT_COT_INSTRUCTION",
     "DEFAULT_MAX_STEPS",
     "ErrorPart",
     "FinishPart",
@@ -23,6 +30,7 @@ __all__ = [
     "StepResult",
     "StreamPart",
     "StreamTextResult",
+    "TextOptions",
     "TextDeltaPart",
     "ToolCallPart",
     "ToolResultPart",

@@ -8,9 +8,10 @@ Options are checked before any model call, and a bad one raises `GMIError` namin
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
@@ -22,41 +23,78 @@ from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
 from .text_run import TextRun
 
-__all__ = ["DEFAULT_MAX_STEPS", "generate_text", "stream_text"]
+__all__ = [
+    "DEFAULT_COT_INSTRUCTION",
+    "DEFAULT_MAX_STEPS",
+    "TextOptions",
+    "generate_text",
+    "stream_text",
+]
 
 DEFAULT_MAX_STEPS = 5
 """The spec's default limit of model steps per call."""
 
 
+class TextOptions(TypedDict, total=False):
+    """The keyword options of `generate_text()` and `stream_text()` (all optional).
+
+    - ``provider`` / ``model``: who serves the call: a provider id, a ``"provider:model"``
+      string, or a `ChatModel` instance as ``model``. Neither: the first provider whose key is
+      set, else the embedded local model.
+    - ``system``, ``messages``: a leading system prompt and the earlier turns.
+    - ``tools``, ``max_steps`` (5), ``tool_choice``: the tool loop. ``tool_choice`` is
+      ``auto`` when tools are offered and unset, and goes with every step (as a GMI turn sends
+      it on each call), so ``"required"`` keeps calling tools until ``max_steps``.
+    - ``chain_of_thought``: ``True`` (or an instruction of your own) puts a reasoning
+      instruction first in the system prompt of each call that offers tools.
+    - ``temperature``, ``max_tokens``, ``top_p``, ``frequency_penalty``, ``presence_penalty``,
+      ``stop``, ``seed``, ``user_id``, ``request_timeout``, ``custom_model_params``: completion
+      options, sent only when set.
+    - ``api_key``, ``base_url``: credentials and endpoint for the provider.
+    """
+
+    provider: str | None
+    model: str | ChatModel | None
+    system: str | None
+    messages: Sequence[Message] | None
+    tools: Sequence[Tool] | None
+    max_steps: int
+    tool_choice: ToolChoice | None
+    chain_of_thought: bool | str
+    temperature: float | None
+    max_tokens: int | None
+    top_p: float | None
+    frequency_penalty: float | None
+    presence_penalty: float | None
+    stop: Sequence[str] | None
+    seed: int | None
+    user_id: str | None
+    request_timeout: float | None
+    custom_model_params: dict[str, Any] | None
+    api_key: str | None
+    base_url: str | None
+
+
+_OPTION_NAMES = frozenset(TextOptions.__annotations__)
+
+DEFAULT_COT_INSTRUCTION = (
+    "Before you act, think briefly about the request: what you already know, what you still "
+    "need, and whether one of your tools would get it. Then call the tool that fits, or answer "
+    "directly if none is needed."
+)
+"""The reasoning instruction ``chain_of_thought=True`` puts first in a tool call's system prompt."""
+
+
 async def generate_text(
-    prompt: str | list[ContentPart] | None = None,
-    *,
-    provider: str | None = None,
-    model: str | ChatModel | None = None,
-    system: str | None = None,
-    messages: Sequence[Message] | None = None,
-    tools: Sequence[Tool] | None = None,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    top_p: float | None = None,
-    frequency_penalty: float | None = None,
-    presence_penalty: float | None = None,
-    stop: Sequence[str] | None = None,
-    seed: int | None = None,
-    tool_choice: ToolChoice | None = None,
-    user_id: str | None = None,
-    request_timeout: float | None = None,
-    custom_model_params: dict[str, Any] | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
+    prompt: str | list[ContentPart] | None = None, **options: Unpack[TextOptions]
 ) -> GenerateTextResult:
     """Run the model (and its tool rounds) to the end and return the result.
 
-    Raises `GMIError` for a bad option and `agentos.llm.ProviderError` (code
-    ``LLM_PROVIDER_ERROR``, HTTP status kept) when the provider fails.
+    Raises `GMIError` naming the option for a bad option, before any model call, and
+    `agentos.llm.ProviderError` (code ``LLM_PROVIDER_ERROR``, HTTP status kept) when the
+    provider fails. See `TextOptions` for the options.
     """
-    run = _prepare(**locals())
+    run = _prepare(prompt, options)
     async for part in run.parts():
         if isinstance(part, ErrorPart):  # pragma: no cover - parts() raises instead
             raise part.error
@@ -64,70 +102,45 @@ async def generate_text(
 
 
 def stream_text(
-    prompt: str | list[ContentPart] | None = None,
-    *,
-    provider: str | None = None,
-    model: str | ChatModel | None = None,
-    system: str | None = None,
-    messages: Sequence[Message] | None = None,
-    tools: Sequence[Tool] | None = None,
-    max_steps: int = DEFAULT_MAX_STEPS,
-    temperature: float | None = None,
-    max_tokens: int | None = None,
-    top_p: float | None = None,
-    frequency_penalty: float | None = None,
-    presence_penalty: float | None = None,
-    stop: Sequence[str] | None = None,
-    seed: int | None = None,
-    tool_choice: ToolChoice | None = None,
-    user_id: str | None = None,
-    request_timeout: float | None = None,
-    custom_model_params: dict[str, Any] | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
+    prompt: str | list[ContentPart] | None = None, **options: Unpack[TextOptions]
 ) -> StreamTextResult:
     """Start a generation and return a `StreamTextResult` to read it as it streams.
 
     Options are checked (and the model resolved) at once; the model is first called when the
     stream is read or one of the result's awaitables is awaited. A failure ends
-    ``full_stream`` with an `ErrorPart` and a ``FinishPart("error")``.
+    ``full_stream`` with an `ErrorPart` and a ``FinishPart("error")``. See `TextOptions`.
     """
-    return StreamTextResult(_prepare(**locals()))
+    return StreamTextResult(_prepare(prompt, options))
 
 
-def _prepare(
-    *,
-    prompt: str | list[ContentPart] | None,
-    provider: str | None,
-    model: str | ChatModel | None,
-    system: str | None,
-    messages: Sequence[Message] | None,
-    tools: Sequence[Tool] | None,
-    max_steps: int,
-    temperature: float | None,
-    max_tokens: int | None,
-    top_p: float | None,
-    frequency_penalty: float | None,
-    presence_penalty: float | None,
-    stop: Sequence[str] | None,
-    seed: int | None,
-    tool_choice: ToolChoice | None,
-    user_id: str | None,
-    request_timeout: float | None,
-    custom_model_params: dict[str, Any] | None,
-    api_key: str | None,
-    base_url: str | None,
-) -> TextRun:
+def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> TextRun:
+    unknown = sorted(set(options) - _OPTION_NAMES)
+    if unknown:
+        hints = [
+            f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
+            for name in unknown
+            for close in [difflib.get_close_matches(name, _OPTION_NAMES, n=1)]
+        ]
+        _invalid(unknown[0], f"unknown option {', '.join(hints)}")
+    messages = options.get("messages")
+    tools = options.get("tools")
+    max_steps = options.get("max_steps", DEFAULT_MAX_STEPS)
+    max_tokens = options.get("max_tokens")
+    seed = options.get("seed")
+    stop = options.get("stop")
+    tool_choice = options.get("tool_choice")
+    chain_of_thought = options.get("chain_of_thought", False)
+    request_timeout = options.get("request_timeout")
     if prompt is None and not messages:
         _invalid("prompt", "give a prompt, or messages ending with the turn to answer")
     if isinstance(prompt, str) and not prompt.strip() and not messages:
         _invalid("prompt", "the prompt is empty")
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
         _invalid("max_steps", f"must be an integer >= 1, got {max_steps!r}")
-    _check_number("temperature", temperature, 0.0, 2.0)
-    _check_number("top_p", top_p, 0.0, 1.0)
-    _check_number("frequency_penalty", frequency_penalty, -2.0, 2.0)
-    _check_number("presence_penalty", presence_penalty, -2.0, 2.0)
+    _check_number("temperature", options.get("temperature"), 0.0, 2.0)
+    _check_number("top_p", options.get("top_p"), 0.0, 1.0)
+    _check_number("frequency_penalty", options.get("frequency_penalty"), -2.0, 2.0)
+    _check_number("presence_penalty", options.get("presence_penalty"), -2.0, 2.0)
     _check_number("request_timeout", request_timeout, 0.0, math.inf, open_low=True)
     if max_tokens is not None and (
         isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
@@ -137,6 +150,8 @@ def _prepare(
         _invalid("seed", f"must be an integer, got {seed!r}")
     if stop is not None and (isinstance(stop, str) or not all(isinstance(s, str) for s in stop)):
         _invalid("stop", "must be a list of strings")
+    if not isinstance(chain_of_thought, bool | str):
+        _invalid("chain_of_thought", f"must be a bool or an instruction, got {chain_of_thought!r}")
     tool_list = list(tools or [])
     for position, item in enumerate(tool_list):
         if not isinstance(item, Tool):
@@ -153,6 +168,7 @@ def _prepare(
             "tool_choice", f"{tool_choice!r} is neither auto, none, required nor a tool's name"
         )
     history: list[Message] = []
+    system = _system_prompt(options.get("system"), chain_of_thought if tool_list else False)
     if system:
         history.append(Message.system(system))
     for position, message in enumerate(messages or []):
@@ -162,21 +178,36 @@ def _prepare(
             history.append(message)
     if prompt is not None and not (isinstance(prompt, str) and not prompt.strip()):
         history.append(Message.user(prompt))  # a blank prompt beside messages adds nothing
-    chat_model = resolve_model(provider, model, api_key=api_key, base_url=base_url)
-    options = CompletionOptions(
-        temperature=temperature,
+    chat_model = resolve_model(
+        options.get("provider"),
+        options.get("model"),
+        api_key=options.get("api_key"),
+        base_url=options.get("base_url"),
+    )
+    completion = CompletionOptions(
+        temperature=options.get("temperature"),
         max_tokens=max_tokens,
-        top_p=top_p,
-        frequency_penalty=frequency_penalty,
-        presence_penalty=presence_penalty,
+        top_p=options.get("top_p"),
+        frequency_penalty=options.get("frequency_penalty"),
+        presence_penalty=options.get("presence_penalty"),
         stop_sequences=tuple(stop) if stop is not None else None,
         seed=seed,
         tool_choice=tool_choice,
-        user_id=user_id,
+        user_id=options.get("user_id"),
         request_timeout=request_timeout,
-        custom_model_params=dict(custom_model_params or {}),
+        custom_model_params=dict(options.get("custom_model_params") or {}),
     )
-    return TextRun(chat_model, history, tool_list, options, max_steps)
+    return TextRun(chat_model, history, tool_list, completion, max_steps)
+
+
+def _system_prompt(system: str | None, chain_of_thought: bool | str) -> str:
+    """The system prompt, with the reasoning instruction first when it applies."""
+    instruction = (
+        chain_of_thought
+        if isinstance(chain_of_thought, str)
+        else (DEFAULT_COT_INSTRUCTION if chain_of_thought else "")
+    )
+    return "\n\n".join(part for part in (instruction.strip(), system or "") if part)
 
 
 def _invalid(option: str, why: str) -> None:

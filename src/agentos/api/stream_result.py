@@ -3,7 +3,10 @@
 Iterate `text_stream` for the text or `full_stream` for typed parts (one of them, once); or
 just ``await`` `text`, `usage`, `finish_reason` or `result`, which run the stream to its end
 when nobody reads it. Stopping a stream early (``break``, ``aclose()``) aborts the model call;
-the awaitables then raise `GMIError` with code ``ABORTED``.
+the awaitables then raise `GMIError` with code ``ABORTED``. A stream that was taken but is
+neither read to its end nor closed leaves the awaitables waiting: ``break`` closes an
+``async for`` stream only once nothing else holds it, so call ``aclose()`` (or read it inside
+``contextlib.aclosing``) when you keep a reference.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ class TextRun:
                                 usage = reported
                             case FinishChunk(finish_reason=reason, response_model=served_by):
                                 finish, response_model = reason, served_by
-            except (GMIError, asyncio.CancelledError):
+            except GMIError:
                 raise
             except Exception as exc:
                 raise ProviderError(

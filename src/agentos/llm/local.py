@@ -7,7 +7,9 @@ temperature 0.7 and repeat penalty 1.3 (the model loops under greedy decoding); 
 values (``temperature``, ``top_p``, ``custom_model_params={"repeat_penalty": ..., "top_k": ...,
 "min_p": ...}``) replace them. The model offers no tools: it cannot call them.
 
-Each GGUF file is loaded once per process and shared; generations on it take turns.
+Each GGUF file is loaded once per process and shared; generations on it take turns. An unseeded
+call reuses the prompt prefix the previous call left in the KV cache; a seeded one evaluates its
+whole prompt afresh, so the same seed and messages always give the same text.
 """
 
 from __future__ import annotations
@@ -219,7 +221,14 @@ class LocalModel:
         stop = threading.Event()
 
         def emit(item: ModelChunk | BaseException | None) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
+            # Once the consumer has stopped, nobody reads the queue and its loop may be closed:
+            # calling into a closed loop would raise in the worker thread.
+            if stop.is_set():
+                return
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop closed without the stream being closed first
+                stop.set()
 
         worker = threading.Thread(
             target=_generate,
@@ -302,6 +311,8 @@ def _generate_locked(
     emit: Any,
     model_id: str,
 ) -> None:
+    if stop.is_set():  # the consumer stopped while this call waited for the model
+        return
     llama = loaded.llama
     chat: Any = _chat_messages(request.messages)  # llama-cpp types each role separately
     formatted = loaded.formatter(messages=chat)
@@ -323,6 +334,11 @@ def _generate_locked(
     generated: list[int] = []
     pending = ""
     finish: FinishReason = "length"
+    if request.options.seed is not None:
+        # A token's logits depend slightly on the batch it is evaluated in, so reusing the
+        # prompt prefix an earlier call left in the KV cache can change what a seed samples.
+        # A seeded call evaluates its whole prompt, so the same seed always gives the same text.
+        llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama-cpp-python
     llama.set_seed(seed)
     tokens = llama.generate(
         prompt,
