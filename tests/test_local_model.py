@@ -264,6 +264,7 @@ async def test_an_unknown_custom_model_param_is_refused_before_generation(
             return (
                 await generate_text(LONG_ANSWER, provider="local", custom_model_params=params)
             ).text
+        # The refusal comes from stream_text() itself, before any stream is read.
         return await stream_text(LONG_ANSWER, provider="local", custom_model_params=params).text
 
     with pytest.raises(GMIError) as caught:
@@ -363,3 +364,9 @@ async def test_tools_are_not_offered_to_the_local_model(spy: LlamaSpy) -> None:
     assert offered.tool_calls == []
     assert len(offered.steps) == 1
     assert calls == []
+
+
+def test_stream_text_refuses_an_unknown_custom_model_param_at_call_time() -> None:
+    with pytest.raises(GMIError) as caught:
+        stream_text(LONG_ANSWER, provider="local", custom_model_params={"mirostat_mode": 2})
+    assert caught.value.details["option"] == "custom_model_params"

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import os
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, TextIO
@@ -62,7 +61,6 @@ EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 
 _PROMPT = Text("you> ", style="bold cyan")
 _DEBUG_VALUES = frozenset({"1", "true", "yes", "on"})
-_LOCAL_WORKER_THREAD = "agentos-local-generate"  # the name LocalModel gives its worker thread
 
 app = typer.Typer(
     name="agentos",
@@ -151,18 +149,6 @@ async def _open_model(settings: ChatSettings, err: Console) -> ChatModel:
     return model
 
 
-def _wait_for_local_generation(timeout: float = 10.0) -> None:
-    """Let a local generation that was stopped early (Ctrl-C, a closed pipe) finish its token.
-
-    Closing the stream only asks `LocalModel`'s worker thread to stop; it leaves llama.cpp after
-    the token in hand. Were the interpreter to exit first, freeing the model under the running
-    thread can crash the process (SIGSEGV), so the command waits for it.
-    """
-    for thread in threading.enumerate():
-        if thread.name == _LOCAL_WORKER_THREAD and thread is not threading.current_thread():
-            thread.join(timeout)
-
-
 def _print_error(err: Console, message: str) -> None:
     """One line on stderr; no markup parsing (``agentos[local]`` must survive) and no wrapping."""
     line = Text("error: ", style="bold red")
@@ -219,16 +205,12 @@ def _run_chat(settings: ChatSettings, message: str | None, err: Console) -> int:
         # One runner for the whole chat: its loop outlives each turn, and while a turn runs it
         # turns Ctrl-C into a cancellation (which aborts the model call) then KeyboardInterrupt.
         with asyncio.Runner() as runner:
-            try:
-                session = ChatSession(runner.run(_open_model(settings, err)), settings)
-                if message is None:
-                    return _interactive(runner, session, out, err)
-                runner.run(session.turn(message, out.write))
-                out.write("\n")  # one-shot: the answer always ends with a newline of its own
-                return EXIT_OK
-            finally:
-                # Inside the runner: a stopping worker still posts to the loop, so it must live.
-                _wait_for_local_generation()
+            session = ChatSession(runner.run(_open_model(settings, err)), settings)
+            if message is None:
+                return _interactive(runner, session, out, err)
+            runner.run(session.turn(message, out.write))
+            out.write("\n")  # one-shot: the answer always ends with a newline of its own
+            return EXIT_OK
     except GMIError as exc:
         out.end_line()
         _print_error(err, exc.message)

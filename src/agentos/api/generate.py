@@ -197,6 +197,9 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
         request_timeout=request_timeout,
         custom_model_params=dict(options.get("custom_model_params") or {}),
     )
+    check_options = getattr(chat_model, "check_options", None)
+    if callable(check_options):
+        check_options(completion)
     return TextRun(chat_model, history, tool_list, completion, max_steps)
 
 

@@ -15,6 +15,7 @@ whole prompt afresh, so the same seed and messages always give the same text.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import codecs
 import contextlib
 import importlib.resources
@@ -31,6 +32,7 @@ from agentos.core.messages import Message, Role
 from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import (
+    CompletionOptions,
     FinishChunk,
     FinishReason,
     ModelChunk,
@@ -185,10 +187,13 @@ class LocalModel:
     def _loaded(self) -> _LoadedModel:
         return _load(self._path or bundled_gguf_path(), self._n_ctx)
 
+    def check_options(self, options: CompletionOptions) -> None:
+        """Refuse options this model cannot honour, before any call (see `ChatModel`)."""
+        self.sampling_for(options)
+
     @staticmethod
-    def sampling_for(request: ModelRequest) -> LocalSampling:
-        """The sampling settings ``request`` asks for, defaults filled in."""
-        options = request.options
+    def sampling_for(options: CompletionOptions) -> LocalSampling:
+        """The sampling settings ``options`` ask for, defaults filled in."""
         custom: dict[str, Any] = dict(options.custom_model_params)
         unknown = set(custom) - {"repeat_penalty", "top_k", "min_p"}
         if unknown:
@@ -211,32 +216,15 @@ class LocalModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Generate one reply; tools in the request are not offered to this model."""
-        sampling = self.sampling_for(request)
+        sampling = self.sampling_for(request.options)
         seed = (
             request.options.seed if request.options.seed is not None else self._rng.getrandbits(31)
         )
         loaded = await asyncio.to_thread(self._loaded)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[ModelChunk | BaseException | None] = asyncio.Queue()
-        stop = threading.Event()
-
-        def emit(item: ModelChunk | BaseException | None) -> None:
-            # Once the consumer has stopped, nobody reads the queue and its loop may be closed:
-            # calling into a closed loop would raise in the worker thread.
-            if stop.is_set():
-                return
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the loop closed without the stream being closed first
-                stop.set()
-
-        worker = threading.Thread(
-            target=_generate,
-            args=(loaded, request, sampling, seed, stop, emit, self._model_id),
-            name="agentos-local-generate",
-            daemon=True,
-        )
-        worker.start()
+        job = _Generation(loaded, request, sampling, seed, self._model_id, loop, queue)
+        job.start()
         try:
             while True:
                 item = await queue.get()
@@ -246,7 +234,7 @@ class LocalModel:
                     raise item
                 yield item
         finally:
-            stop.set()
+            job.stop.set()
 
 
 def _chat_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
@@ -280,104 +268,155 @@ def _held_back(text: str, stops: Sequence[str]) -> int:
     return held
 
 
-def _generate(
-    loaded: _LoadedModel,
-    request: ModelRequest,
-    sampling: LocalSampling,
-    seed: int,
-    stop: threading.Event,
-    emit: Any,
-    model_id: str,
-) -> None:
-    """Run in a worker thread: generate and emit chunks, then ``None`` (or an exception)."""
-    try:
-        with loaded.lock:
-            _generate_locked(loaded, request, sampling, seed, stop, emit, model_id)
-    except BaseException as exc:  # handed to the consumer, which re-raises it
-        emit(
-            exc
-            if isinstance(exc, GMIError)
-            else ProviderError(f"local model failed: {exc}", provider_id="local", model_id=model_id)
-        )
-    emit(None)
+_running: set[_Generation] = set()
+_workers_lock = threading.Lock()
+_EXIT_JOIN_SECONDS = 10.0
 
 
-def _generate_locked(
-    loaded: _LoadedModel,
-    request: ModelRequest,
-    sampling: LocalSampling,
-    seed: int,
-    stop: threading.Event,
-    emit: Any,
-    model_id: str,
-) -> None:
-    if stop.is_set():  # the consumer stopped while this call waited for the model
-        return
-    llama = loaded.llama
-    chat: Any = _chat_messages(request.messages)  # llama-cpp types each role separately
-    formatted = loaded.formatter(messages=chat)
-    prompt = llama.tokenize(
-        formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
-    )
-    if len(prompt) >= loaded.n_ctx:
-        raise ProviderError(
-            f"the prompt has {len(prompt)} tokens; the local model's context window holds "
-            f"{loaded.n_ctx}",
-            status_code=400,
-            provider_id="local",
-            model_id=model_id,
+class _Generation:
+    """One local generation, run in a worker thread that feeds the consumer's queue."""
+
+    def __init__(
+        self,
+        loaded: _LoadedModel,
+        request: ModelRequest,
+        sampling: LocalSampling,
+        seed: int,
+        model_id: str,
+        loop: asyncio.AbstractEventLoop,
+        queue: asyncio.Queue[ModelChunk | BaseException | None],
+    ) -> None:
+        self.loaded = loaded
+        self.request = request
+        self.sampling = sampling
+        self.seed = seed
+        self.model_id = model_id
+        self.stop = threading.Event()
+        self._loop = loop
+        self._queue = queue
+        self.thread = threading.Thread(target=self._run, name="agentos-local-generate", daemon=True)
+
+    def start(self) -> None:
+        with _workers_lock:
+            _running.add(self)
+        self.thread.start()
+
+    def emit(self, item: ModelChunk | BaseException | None) -> None:
+        # Once the consumer has stopped, nobody reads the queue and its loop may be closed:
+        # calling into a closed loop would raise in the worker thread.
+        if self.stop.is_set():
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the loop closed without the stream being closed first
+            self.stop.set()
+
+    def _run(self) -> None:
+        """Generate and emit chunks, then ``None`` (or the exception that ended it)."""
+        try:
+            with self.loaded.lock:
+                if not self.stop.is_set():  # the consumer may have left while this waited
+                    self._generate()
+        except BaseException as exc:  # handed to the consumer, which re-raises it
+            self.emit(
+                exc
+                if isinstance(exc, GMIError)
+                else ProviderError(
+                    f"local model failed: {exc}", provider_id="local", model_id=self.model_id
+                )
+            )
+        finally:
+            with _workers_lock:
+                _running.discard(self)
+        self.emit(None)
+
+    def _generate(self) -> None:
+        loaded, request, sampling = self.loaded, self.request, self.sampling
+        llama = loaded.llama
+        chat: Any = _chat_messages(request.messages)  # llama-cpp types each role separately
+        formatted = loaded.formatter(messages=chat)
+        prompt = llama.tokenize(
+            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
         )
-    stops = [s for s in [*(formatted.stop or []), *(request.options.stop_sequences or ())] if s]
-    room = loaded.n_ctx - len(prompt)
-    max_tokens = min(request.options.max_tokens or room, room)
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    generated: list[int] = []
-    pending = ""
-    finish: FinishReason = "length"
-    if request.options.seed is not None:
-        # A token's logits depend slightly on the batch it is evaluated in, so reusing the
-        # prompt prefix an earlier call left in the KV cache can change what a seed samples.
-        # A seeded call evaluates its whole prompt, so the same seed always gives the same text.
-        llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama-cpp-python
-    llama.set_seed(seed)
-    tokens = llama.generate(
-        prompt,
-        top_k=sampling.top_k,
-        top_p=sampling.top_p,
-        min_p=sampling.min_p,
-        temp=sampling.temperature,
-        repeat_penalty=sampling.repeat_penalty,
-        frequency_penalty=sampling.frequency_penalty,
-        presence_penalty=sampling.presence_penalty,
-    )
-    with contextlib.closing(tokens):
-        for token in tokens:
-            if loaded.is_end_of_generation(token):
-                finish = "stop"
-                break
-            piece = llama.detokenize([token], prev_tokens=prompt + generated)
-            generated.append(token)
-            pending += decoder.decode(piece)
-            hit = min((pending.index(s) for s in stops if s in pending), default=-1)
-            if hit >= 0:
-                pending = pending[:hit]
-                finish = "stop"
-                decoder.reset()
-                break
-            ready = len(pending) - _held_back(pending, stops)
-            if ready > 0:
-                emit(TextDelta(pending[:ready]))
-                pending = pending[ready:]
-            if len(generated) >= max_tokens or stop.is_set():
-                break
-    if stop.is_set():
-        return
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        emit(TextDelta(pending))
-    emit(FinishChunk(finish, response_model=model_id))
-    emit(
-        UsageChunk(
-            ModelUsage(prompt_tokens=len(prompt), completion_tokens=len(generated), cost_usd=0.0)
+        if len(prompt) >= loaded.n_ctx:
+            raise ProviderError(
+                f"the prompt has {len(prompt)} tokens; the local model's context window holds "
+                f"{loaded.n_ctx}",
+                status_code=400,
+                provider_id="local",
+                model_id=self.model_id,
+            )
+        stops = [s for s in [*(formatted.stop or []), *(request.options.stop_sequences or ())] if s]
+        room = loaded.n_ctx - len(prompt)
+        max_tokens = min(request.options.max_tokens or room, room)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        generated: list[int] = []
+        pending = ""
+        finish: FinishReason = "length"
+        if request.options.seed is not None:
+            # A token's logits depend slightly on the batch it is evaluated in, so reusing the
+            # prompt prefix an earlier call left in the KV cache can change what a seed samples.
+            # A seeded call evaluates its whole prompt, so the same seed always gives the same
+            # text.
+            llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama-cpp-python
+        llama.set_seed(self.seed)
+        tokens = llama.generate(
+            prompt,
+            top_k=sampling.top_k,
+            top_p=sampling.top_p,
+            min_p=sampling.min_p,
+            temp=sampling.temperature,
+            repeat_penalty=sampling.repeat_penalty,
+            frequency_penalty=sampling.frequency_penalty,
+            presence_penalty=sampling.presence_penalty,
         )
-    )
+        with contextlib.closing(tokens):
+            for token in tokens:
+                if loaded.is_end_of_generation(token):
+                    finish = "stop"
+                    break
+                piece = llama.detokenize([token], prev_tokens=prompt + generated)
+                generated.append(token)
+                pending += decoder.decode(piece)
+                hit = min((pending.index(s) for s in stops if s in pending), default=-1)
+                if hit >= 0:
+                    pending = pending[:hit]
+                    finish = "stop"
+                    decoder.reset()
+                    break
+                ready = len(pending) - _held_back(pending, stops)
+                if ready > 0:
+                    self.emit(TextDelta(pending[:ready]))
+                    pending = pending[ready:]
+                if len(generated) >= max_tokens or self.stop.is_set():
+                    break
+        if self.stop.is_set():
+            return
+        pending += decoder.decode(b"", final=True)
+        if pending:
+            self.emit(TextDelta(pending))
+        self.emit(FinishChunk(finish, response_model=self.model_id))
+        usage = ModelUsage(
+            prompt_tokens=len(prompt), completion_tokens=len(generated), cost_usd=0.0
+        )
+        self.emit(UsageChunk(usage))
+
+
+@atexit.register
+def _shut_down() -> None:
+    """Let running generations leave llama.cpp, then free the models, before the process ends.
+
+    A daemon thread still inside llama.cpp when the interpreter tears down can crash the
+    process, and a model freed during teardown raises in ``Llama.__del__``.
+    """
+    with _workers_lock:
+        running = list(_running)
+    for job in running:
+        job.stop.set()
+    for job in running:
+        job.thread.join(_EXIT_JOIN_SECONDS)
+    with _models_lock:
+        loaded = list(_models.values())
+        _models.clear()
+    for model in loaded:
+        model.llama.close()

@@ -10,7 +10,9 @@ provider's stream into the five chunk types below, which consumers ``match`` on:
 - `FinishChunk`: why the model stopped.
 
 A model's stream may raise `agentos.llm.ProviderError`; closing the stream early (``aclose()``,
-or breaking out of ``async for``) aborts the call.
+or breaking out of ``async for``) aborts the call. A model may also offer
+``check_options(options)``, which callers run before any work to refuse options it cannot
+honour (a `GMIError` naming the option).
 """
 
 from __future__ import annotations

@@ -1,0 +1,17 @@
+"""agentos benchmarks: our code against what it wraps, measured side by side in one process.
+
+Run from the repository root::
+
+    python -m bench --list
+    python -m bench [NAME ...] [--repeat N]
+
+Each benchmark runs its candidate (agentos) and its baseline (the library underneath, called
+directly) alternately ``N`` times, prints each metric's medians, the ratio candidate / baseline,
+the target and PASS or FAIL, and writes the figures to ``bench/results/<name>.json``.
+A new benchmark is a module that subclasses `Benchmark` and calls `register`; import it below.
+"""
+
+from bench import local_stream as local_stream  # imported for its registrations
+from bench.registry import BENCHMARKS, Benchmark, Metric, Sample, get, register
+
+__all__ = ["BENCHMARKS", "Benchmark", "Metric", "Sample", "get", "register"]
