@@ -21,6 +21,7 @@ import contextlib
 import importlib.resources
 import os
 import random
+import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -420,3 +421,10 @@ def _shut_down() -> None:
         _models.clear()
     for model in loaded:
         model.llama.close()
+    # llama-cpp-python keeps two /dev/null files open for its whole life; left to the
+    # interpreter's teardown they print ResourceWarnings after a test run's summary line.
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        devnull = getattr(utils, name, None)
+        if devnull is not None:
+            devnull.close()
