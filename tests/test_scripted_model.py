@@ -217,6 +217,18 @@ async def test_estimated_usage_rounds_up_each_message_and_the_reply() -> None:
     assert chunks[-1].usage.cost_usd is None
 
 
+async def test_estimated_usage_counts_tool_calls_and_tool_results_as_json() -> None:
+    request = ModelRequest(
+        [
+            Message.assistant("", tool_calls=[ToolCall("c1", "add", {"a": 1})]),  # add{"a":1}: 3
+            Message.tool(ToolResult("c1", "add", {"sum": 10})),  # {"sum": 10}: 11 chars -> 3
+        ]
+    )
+    step = ScriptStep(tool_calls=[ToolCall("c2", "f", {})])  # f{}: 3 chars -> 1
+    chunks = await play(ScriptedModel([step]), request)
+    assert chunks[-1] == UsageChunk(ModelUsage(prompt_tokens=6, completion_tokens=1))
+
+
 # --- ScriptStep.deltas ------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -217,8 +218,17 @@ class ScriptedModel:
 
 
 def _estimate_usage(request: ModelRequest, step: ScriptStep) -> ModelUsage:
-    prompt = sum(estimate_tokens(message.text) for message in request.messages)
-    reply = "".join(step.deltas()) + "".join(
-        call.name + str(call.arguments) for call in step.tool_calls
-    )
+    prompt = sum(estimate_tokens(_carried_text(message)) for message in request.messages)
+    reply = "".join(step.deltas()) + "".join(_call_text(call) for call in step.tool_calls)
     return ModelUsage(prompt_tokens=prompt, completion_tokens=estimate_tokens(reply))
+
+
+def _call_text(call: ToolCall) -> str:
+    return call.name + json.dumps(call.arguments, separators=(",", ":"), default=str)
+
+
+def _carried_text(message: Message) -> str:
+    """What a message puts in front of the model: text, tool calls, a tool result's output."""
+    result = message.tool_result
+    output = "" if result is None else json.dumps(result.output, default=str)
+    return message.text + "".join(_call_text(call) for call in message.tool_calls) + output
