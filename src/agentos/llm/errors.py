@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.usage import ModelUsage
 
-__all__ = ["ProviderError"]
+__all__ = ["ProviderError", "ProviderErrorKind"]
+
+ProviderErrorKind = Literal["http", "timeout", "network", "stream", "refusal", "setup", "other"]
+"""What went wrong, for fallback decisions (`is_retryable_error()`):
+
+- ``http``: the provider answered with an error status (``status_code`` set);
+- ``timeout``: the request timed out (``request_timeout`` or the SDK's own);
+- ``network``: the connection could not be made or was reset;
+- ``stream``: the stream broke its protocol (cut without a finish reason, malformed events);
+- ``refusal``: a content-policy refusal, whatever its status;
+- ``setup``: the provider could not initialise (missing credentials or SDK, bad model);
+- ``other``: anything else.
+"""
 
 
 class ProviderError(GMIError):
@@ -15,7 +27,8 @@ class ProviderError(GMIError):
 
     ``status_code`` keeps the provider's HTTP status when there was one; ``usage`` is what the
     provider billed for the failed attempt, when it said; ``after_output`` tells whether the
-    failure came after the step had streamed content.
+    failure came after the step had streamed content; ``kind`` classifies the failure and
+    ``details`` keeps the provider's own ``error_type`` / ``error_code`` when its body had them.
     """
 
     def __init__(
@@ -27,6 +40,7 @@ class ProviderError(GMIError):
         model_id: str | None = None,
         usage: ModelUsage | None = None,
         after_output: bool = False,
+        kind: ProviderErrorKind | None = None,
         details: dict[str, Any] | None = None,
         code: GMIErrorCode | str = GMIErrorCode.LLM_PROVIDER_ERROR,
     ) -> None:
@@ -44,3 +58,4 @@ class ProviderError(GMIError):
         self.model_id = model_id
         self.usage = usage
         self.after_output = after_output
+        self.kind: ProviderErrorKind = kind or ("http" if status_code is not None else "other")

@@ -33,6 +33,7 @@ __all__ = [
     "ModelChunk",
     "ModelRequest",
     "ReplayChunk",
+    "SchemaRoute",
     "TextDelta",
     "ToolCallChunk",
     "ToolChoice",
@@ -47,6 +48,20 @@ FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "error"
 """Why a model step ended, normalised across providers."""
 
 ToolChoice = Literal["auto", "none", "required"] | str
+
+SchemaRoute = Literal[
+    "json_schema", "json_mode", "output_format", "tool", "response_schema", "prompt"
+]
+"""Where an adapter put a requested schema, so the caller knows where the answer is:
+
+- ``json_schema``: OpenAI/OpenRouter strict ``response_format``; the answer is the text;
+- ``json_mode``: ``response_format={"type": "json_object"}`` with the schema as a system message;
+- ``output_format``: Anthropic's JSON output format; the answer is the text;
+- ``tool``: a forced tool call named after the schema; the answer is that call's arguments,
+  which the adapter streams as the step's text (never as a `ToolCallChunk`);
+- ``response_schema``: Gemini's ``response_schema``; the answer is the text;
+- ``prompt``: the schema as a system message only; the answer is the text.
+"""
 """``auto``, ``none``, ``required``, or the name of the one tool the model must call."""
 
 
@@ -64,7 +79,10 @@ class CompletionOptions:
     """The completion options a call sends; a field left ``None`` is not sent.
 
     ``custom_model_params`` carries provider-specific settings (``repeat_penalty``, ``top_k``
-    and ``min_p`` for the local model, for example).
+    and ``min_p`` for the local model, for example). ``response_schema`` (a JSON schema) and
+    ``schema_name`` ask for a structured answer: each adapter sends its provider's payload and
+    says on its `FinishChunk` where it put the schema. ``user_id`` is the end user's id, sent as
+    the provider's end-user field.
     """
 
     temperature: float | None = None
@@ -78,6 +96,9 @@ class CompletionOptions:
     user_id: str | None = None
     request_timeout: float | None = None
     custom_model_params: dict[str, Any] = field(default_factory=dict)
+    response_schema: dict[str, Any] | None = None
+    schema_name: str | None = None
+    thinking_budget_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +145,7 @@ class FinishChunk:
     finish_reason: FinishReason
     response_model: str | None = None
     provider_message_id: str | None = None
+    schema_route: SchemaRoute | None = None
 
 
 ModelChunk = TextDelta | ToolCallChunk | ReplayChunk | UsageChunk | FinishChunk
