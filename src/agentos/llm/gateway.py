@@ -1,0 +1,334 @@
+"""The completion gateway (spec: "Model calls through a completion gateway").
+
+A `CompletionGateway` is made once from `GatewayDefaults`; each user turn calls `begin_turn()`
+and each model step of the turn calls `GatewayTurn.stream_step()` with a function that builds the
+request for a hop (the caller rebuilds its prompt for each hop's model). A step runs this way:
+
+- **Resolved before the prompt.** The hops are the router's choice or the primary, then the
+  fallback chain (``fallback_providers``; unset: the policy-aware chain from the provider keys
+  in the environment, without the primary's provider; ``[]``: no fallback). A hop whose circuit
+  is open or whose provider cannot start is skipped and reported to ``on_hop_failure``.
+- **Fallback before output.** An attempt that fails before its first content chunk (text or a
+  tool call) emits none of its chunks; when the failure is retryable (`is_retryable_error()`)
+  the next hop is tried and ``on_fallback(error, provider)`` is called. A failure that is not
+  retryable, or the end of the chain, ends the step with the provider's error (code
+  ``LLM_PROVIDER_ERROR``); no hop that can start gives ``LLM_PROVIDER_UNAVAILABLE``; a primary
+  that cannot be set up gives ``CONFIGURATION_ERROR``.
+- **No fallback after output.** Once content has streamed, an error ends the step.
+- **Forward within a turn.** The next step of the turn starts at the hop that served the last;
+  the next turn (a new `begin_turn()`) starts at the primary.
+- **Billed failures count.** A failed attempt whose provider reported usage yields an
+  `AttemptFailed` event carrying it, the hop, the provider and the model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from agentos.core.clock import Clock, system_clock
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.usage import ModelUsage
+from agentos.llm.circuit import ProviderHealthRegistry
+from agentos.llm.errors import ProviderError
+from agentos.llm.fallback_chain import FallbackLeg, build_policy_aware_fallback_chain
+from agentos.llm.model import (
+    ChatModel,
+    FinishChunk,
+    ModelChunk,
+    ModelRequest,
+    TextDelta,
+    ToolCallChunk,
+    closing_stream,
+)
+from agentos.llm.resolve import resolve_model
+from agentos.llm.retry import is_retryable_error
+
+__all__ = [
+    "AttemptFailed",
+    "CompletionGateway",
+    "GatewayDefaults",
+    "GatewayTurn",
+    "Hop",
+    "ModelResolver",
+    "Router",
+    "create_completion_gateway",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One place a step can run: its position (0 = the primary or the router's choice)."""
+
+    index: int
+    provider_id: str
+    model_id: str
+    model: ChatModel
+    leg: FallbackLeg | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Unstartable:
+    """A hop whose provider could not be set up (no credentials, no adapter, a bad model)."""
+
+    provider_id: str
+    model_id: str
+    error: GMIError
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptFailed:
+    """An attempt that failed; ``usage`` is what its provider billed, when it said."""
+
+    hop: Hop
+    error: BaseException
+    usage: ModelUsage | None
+    after_output: bool
+
+
+Router = Callable[[str, Sequence[tuple[str, str]]], "tuple[str, str] | None"]
+"""Chooses a route: given the task hint and the candidate (provider, model) pairs, returns the
+(provider, model) to try first, or ``None`` for the primary."""
+
+ModelResolver = Callable[..., ChatModel]
+"""Builds a model: ``(provider, model, *, api_key, base_url, environ)`` (`resolve_model`)."""
+
+FallbackCallback = Callable[[BaseException, str], None]
+HopFailureCallback = Callable[[str, str, BaseException], None]
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayDefaults:
+    """The routing inputs a turn does not carry (spec: ``createCompletionGateway(defaults)``).
+
+    ``api_key`` and ``base_url`` are the primary's credentials: they apply to a hop on the
+    primary's provider only. ``fallback_providers=None`` builds the policy-aware chain from the
+    environment; ``[]`` turns fallback off.
+    """
+
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    base_url: str | None = None
+    fallback_providers: Sequence[FallbackLeg] | None = None
+    router: Router | None = None
+    policy_tier: str | None = None
+    on_fallback: FallbackCallback | None = None
+    on_hop_failure: HopFailureCallback | None = None
+    before_attempt: Callable[[Hop, ModelRequest], None] | None = None
+    environ: Mapping[str, str] | None = field(default=None, repr=False)
+
+
+class CompletionGateway:
+    """Resolves the hop that serves each model step and fails over before output."""
+
+    def __init__(
+        self,
+        defaults: GatewayDefaults | None = None,
+        *,
+        resolver: ModelResolver = resolve_model,
+        health: ProviderHealthRegistry | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.defaults = defaults or GatewayDefaults()
+        self._resolver = resolver
+        self.health = health or ProviderHealthRegistry(clock or system_clock)
+
+    def begin_turn(
+        self,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        task_hint: str = "",
+        on_fallback: FallbackCallback | None = None,
+        on_hop_failure: HopFailureCallback | None = None,
+    ) -> GatewayTurn:
+        """Start a user turn at the primary (the turn's provider/model, else the defaults').
+
+        ``on_fallback`` / ``on_hop_failure`` given here replace the defaults' for this turn (a
+        GMI passes its own, so callbacks set in the defaults do not run for its turns).
+        """
+        return GatewayTurn(
+            self,
+            provider if provider is not None else self.defaults.provider,
+            model if model is not None else self.defaults.model,
+            task_hint,
+            on_fallback if on_fallback is not None else self.defaults.on_fallback,
+            on_hop_failure if on_hop_failure is not None else self.defaults.on_hop_failure,
+        )
+
+    def _environ(self) -> Mapping[str, str]:
+        return self.defaults.environ if self.defaults.environ is not None else os.environ
+
+    def _resolve(self, provider: str | None, model: str | None, *, primary: bool) -> ChatModel:
+        defaults = self.defaults
+        same = primary and (provider is None or provider == defaults.provider)
+        return self._resolver(
+            provider,
+            model,
+            api_key=defaults.api_key if same else None,
+            base_url=defaults.base_url if same else None,
+            environ=self._environ(),
+        )
+
+
+class GatewayTurn:
+    """The hops of one user turn; `stream_step()` once per model step."""
+
+    def __init__(
+        self,
+        gateway: CompletionGateway,
+        provider: str | None,
+        model: str | None,
+        task_hint: str,
+        on_fallback: FallbackCallback | None,
+        on_hop_failure: HopFailureCallback | None,
+    ) -> None:
+        self._gateway = gateway
+        self._provider = provider
+        self._model = model
+        self._task_hint = task_hint
+        self._on_fallback = on_fallback
+        self._on_hop_failure = on_hop_failure
+        self._hops: list[Hop | _Unstartable] | None = None
+        self._start = 0
+        self.serving_hop: Hop | None = None
+        """The hop that served the last completed step (``None`` before one completes)."""
+
+    def _plan(self) -> list[Hop | _Unstartable]:
+        """Every hop of the chain, resolved once per turn; a hop that cannot start is its error."""
+        if self._hops is not None:
+            return self._hops
+        gateway = self._gateway
+        defaults = gateway.defaults
+        try:
+            primary = gateway._resolve(self._provider, self._model, primary=True)
+        except GMIError as exc:
+            raise GMIError(
+                exc.message, GMIErrorCode.CONFIGURATION_ERROR, {**exc.details, "hop": 0}
+            ) from exc
+        legs: list[FallbackLeg] = list(
+            defaults.fallback_providers
+            if defaults.fallback_providers is not None
+            else build_policy_aware_fallback_chain(
+                defaults.policy_tier,
+                exclude_provider=primary.provider_id,
+                environ=gateway._environ(),
+            )
+        )
+        first: ChatModel | _Unstartable = primary
+        if defaults.router is not None:
+            candidates = [(primary.provider_id, primary.model_id)] + [
+                (leg.provider, leg.model or "") for leg in legs
+            ]
+            choice = defaults.router(self._task_hint, candidates)
+            if choice is not None and choice != (primary.provider_id, primary.model_id):
+                try:
+                    first = gateway._resolve(choice[0], choice[1], primary=False)
+                except GMIError as exc:
+                    first = _Unstartable(choice[0], choice[1], exc)
+        hops: list[Hop | _Unstartable] = [
+            first
+            if isinstance(first, _Unstartable)
+            else Hop(0, first.provider_id, first.model_id, first)
+        ]
+        for position, leg in enumerate(legs, start=1):
+            try:
+                model = gateway._resolve(leg.provider, leg.model, primary=False)
+            except GMIError as exc:
+                hops.append(_Unstartable(leg.provider, leg.model or "", exc))
+                continue
+            hops.append(Hop(position, model.provider_id, model.model_id, model, leg))
+        self._hops = hops
+        return hops
+
+    async def stream_step(
+        self, build_request: Callable[[Hop], ModelRequest]
+    ) -> AsyncIterator[ModelChunk | AttemptFailed]:
+        """Run one model step on the first hop that can serve it, yielding its chunks.
+
+        ``build_request(hop)`` builds the prompt for that hop's model; it is called again for
+        each hop tried. Chunks of an attempt that fails before content are never yielded.
+        """
+        hops = self._plan()
+        health = self._gateway.health
+        last_error: BaseException | None = None
+        started = False
+        for position in range(self._start, len(hops)):
+            hop = hops[position]
+            if isinstance(hop, _Unstartable):
+                self._hop_failed(hop.provider_id, hop.model_id, hop.error)
+                continue
+            if health.is_open(hop.provider_id):
+                self._hop_failed(
+                    hop.provider_id,
+                    hop.model_id,
+                    ProviderError(
+                        f"[503] {hop.provider_id} circuit open",
+                        status_code=503,
+                        provider_id=hop.provider_id,
+                        model_id=hop.model_id,
+                        kind="setup",
+                    ),
+                )
+                continue
+            if last_error is not None and self._on_fallback is not None:
+                self._on_fallback(last_error, hop.provider_id)
+            request = build_request(hop)
+            before = self._gateway.defaults.before_attempt
+            if before is not None:
+                before(hop, request)  # a refusal (a budget's) raises: nothing is sent
+            started = True
+            held: list[ModelChunk] = []
+            content = False
+            try:
+                async with closing_stream(hop.model.stream(request)) as chunks:
+                    async for chunk in chunks:
+                        if content:
+                            yield chunk
+                        elif isinstance(chunk, TextDelta | ToolCallChunk | FinishChunk):
+                            content = True
+                            for earlier in held:
+                                yield earlier
+                            held.clear()
+                            yield chunk
+                        else:
+                            held.append(chunk)
+                for earlier in held:  # a step that ended without a finish chunk or content
+                    yield earlier
+            except Exception as exc:
+                health.record_failure(hop.provider_id, exc)
+                usage = exc.usage if isinstance(exc, ProviderError) else None
+                yield AttemptFailed(hop, exc, usage, after_output=content)
+                if content or not is_retryable_error(exc):
+                    raise
+                last_error = exc
+                continue
+            health.record_success(hop.provider_id)
+            self.serving_hop = hop
+            self._start = position
+            return
+        if last_error is not None:
+            raise last_error
+        if not started:
+            raise GMIError(
+                "No provider can serve this step: every hop was skipped",
+                GMIErrorCode.LLM_PROVIDER_UNAVAILABLE,
+                {"hops": len(hops)},
+            )
+
+    def _hop_failed(self, provider_id: str, model_id: str, error: BaseException) -> None:
+        if self._on_hop_failure is not None:
+            self._on_hop_failure(provider_id, model_id, error)
+
+
+def create_completion_gateway(
+    defaults: GatewayDefaults | None = None,
+    *,
+    resolver: ModelResolver = resolve_model,
+    health: ProviderHealthRegistry | None = None,
+    clock: Clock | None = None,
+) -> CompletionGateway:
+    """Make a `CompletionGateway` (spec: ``createCompletionGateway(defaults)``)."""
+    return CompletionGateway(defaults, resolver=resolver, health=health, clock=clock)
