@@ -1,0 +1,255 @@
+"""Metering: one usage event per model step, to the process-wide observer and the ledger.
+
+Spec (Usage): each model call of a turn is metered with the provider and model that served it:
+one usage ledger row and one usage event for the process-wide observer
+(``setGlobalLlmObserver()``; none while content-safe telemetry is on) per finished step, and
+one for each attempt that failed and was billed, with the finish reason ``error``.
+
+Metering is a wrapper, not a flag (DESIGN.md §4, as pydantic-ai does it): `MeteredModel` wraps
+any `ChatModel`, streams its chunks unchanged and meters the step when it ends. The gateway
+wraps each hop's model (with that hop's number), ``generate_text`` wraps its model, and a GMI
+session wraps its model with the session, persona and user ids. Calls the spec leaves unmetered
+(metaprompts, the memory's embedding calls) are simply not wrapped.
+
+The observer is process-wide state: `set_global_llm_observer` / `get_global_llm_observer`,
+and `set_content_safe_telemetry` silences it (the ledger still gets its rows: it is the host's
+own accounting, not telemetry).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from agentos.core.clock import Clock, system_clock
+from agentos.core.usage import ModelUsage
+from agentos.llm import catalog
+from agentos.llm.errors import ProviderError
+from agentos.llm.model import (
+    ChatModel,
+    FinishChunk,
+    FinishReason,
+    ModelChunk,
+    ModelRequest,
+    UsageChunk,
+    closing_stream,
+)
+from agentos.storage.usage_ledger import GLOBAL_SESSION, UsageEvent, UsageLedger
+
+__all__ = [
+    "LlmObserver",
+    "MeteredModel",
+    "MeteringContext",
+    "UsageEvent",
+    "UsageObserver",
+    "content_safe_telemetry",
+    "emit_usage_event",
+    "get_global_llm_observer",
+    "set_content_safe_telemetry",
+    "set_global_llm_observer",
+]
+
+_log = logging.getLogger(__name__)
+
+
+@runtime_checkable
+class UsageObserver(Protocol):
+    """An observer object: its ``on_usage`` receives each `UsageEvent`."""
+
+    def on_usage(self, event: UsageEvent) -> object:
+        """Take one event; may be a coroutine function."""
+        ...
+
+
+LlmObserver: TypeAlias = Callable[[UsageEvent], object] | UsageObserver
+"""A function of one `UsageEvent` (sync or async), or an object with ``on_usage(event)``."""
+
+_observer: LlmObserver | None = None
+_content_safe = False
+
+
+def set_global_llm_observer(observer: LlmObserver | None) -> LlmObserver | None:
+    """Make ``observer`` receive every metered call's event, process-wide; ``None`` removes it.
+
+    Returns the observer it replaces, so a test or a host can put it back. Anything that is
+    neither callable nor has ``on_usage`` is refused with `TypeError`.
+    """
+    global _observer
+    if observer is not None and not (callable(observer) or isinstance(observer, UsageObserver)):
+        raise TypeError(
+            "an LLM observer is a function of a UsageEvent or an object with on_usage(event), "
+            f"not {type(observer).__name__}"
+        )
+    previous, _observer = _observer, observer
+    return previous
+
+
+def get_global_llm_observer() -> LlmObserver | None:
+    """The process-wide observer, or ``None``."""
+    return _observer
+
+
+def set_content_safe_telemetry(enabled: bool) -> None:
+    """Turn content-safe telemetry on or off: while on, the observer receives no events."""
+    global _content_safe
+    if not isinstance(enabled, bool):
+        raise TypeError(f"content-safe telemetry is on or off (a bool), not {enabled!r}")
+    _content_safe = enabled
+
+
+def content_safe_telemetry() -> bool:
+    """Whether content-safe telemetry is on (off unless set)."""
+    return _content_safe
+
+
+async def emit_usage_event(event: UsageEvent) -> None:
+    """Hand ``event`` to the process-wide observer, unless there is none or telemetry is safe.
+
+    An observer that fails is logged and ignored: telemetry never fails the call it watches.
+    """
+    observer = _observer
+    if observer is None or _content_safe:
+        return
+    try:
+        handler: Callable[[UsageEvent], object] = (
+            observer.on_usage if isinstance(observer, UsageObserver) else observer
+        )
+        result = handler(event)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        _log.exception("the global LLM observer raised on a usage event; ignored")
+
+
+@dataclass(frozen=True, slots=True)
+class MeteringContext:
+    """Who a metered step belongs to: copied onto each of its `UsageEvent`s.
+
+    ``hop`` is 0 for the primary and n for the n-th fallback hop; ``source`` names what makes
+    the calls (``"gmi.step"``, ``"generate_text"``, ...).
+    """
+
+    session_id: str = GLOBAL_SESSION
+    persona_id: str | None = None
+    user_id: str | None = None
+    hop: int = 0
+    source: str | None = None
+
+
+class MeteredModel:
+    """A `ChatModel` wrapper that meters each step it serves (spec: Usage).
+
+    Chunks stream unchanged. When a step ends, one `UsageEvent` is made from the step's last
+    reported usage (providers report running totals: the last wins), priced by the model catalog
+    when the provider gave no cost, stamped with ``clock.now()`` and the `MeteringContext`:
+    it is appended to ``ledger`` (when given; the write has finished before the stream ends)
+    and handed to the process-wide observer.
+
+    - A finished step: ``finish_reason`` from its `FinishChunk` (``None`` if it sent none).
+    - A step that fails with a `ProviderError`: when billed (the error's ``usage``, else the
+      last usage the step reported), one event with ``finish_reason="error"`` and
+      ``attempt_failed=True``; then the error propagates. A ledger that fails then is logged, so
+      the caller sees the provider's error.
+    - A step that reports no usage, or that its reader closes before its `FinishChunk`
+      (an abort), is not metered.
+
+    Other attributes (``check_options``, ...) are the inner model's.
+    """
+
+    def __init__(
+        self,
+        inner: ChatModel,
+        *,
+        ledger: UsageLedger | None = None,
+        clock: Clock | None = None,
+        context: MeteringContext | None = None,
+    ) -> None:
+        self.inner = inner
+        self.ledger = ledger
+        self.clock = clock or system_clock
+        self.context = context or MeteringContext()
+
+    @property
+    def provider_id(self) -> str:
+        """The inner model's provider: the one that served the call."""
+        return self.inner.provider_id
+
+    @property
+    def model_id(self) -> str:
+        """The inner model's id."""
+        return self.inner.model_id
+
+    def bind(self, **context: Any) -> MeteredModel:
+        """The same model, ledger and clock with some context fields replaced.
+
+        ``model.bind(session_id="s1", user_id="u7")``; an unknown field raises `TypeError`.
+        """
+        return MeteredModel(
+            self.inner,
+            ledger=self.ledger,
+            clock=self.clock,
+            context=replace(self.context, **context),
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        """Stream the inner model's step and meter it when it ends."""
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        last_usage: ModelUsage | None = None
+        finish: FinishReason | None = None
+        finished = False
+        try:
+            async with closing_stream(self.inner.stream(request)) as chunks:
+                async for chunk in chunks:
+                    if isinstance(chunk, UsageChunk):
+                        last_usage = chunk.usage
+                    elif isinstance(chunk, FinishChunk):
+                        finish, finished = chunk.finish_reason, True
+                    yield chunk
+        except ProviderError as error:
+            # Spec: a failed step's bill is the usage its provider error reports, else the last
+            # usage the step reported.
+            billed = error.usage if error.usage is not None else last_usage
+            if billed is not None:
+                try:
+                    await self._meter(billed, "error", attempt_failed=True)
+                except Exception:
+                    _log.exception("metering a failed attempt failed; the provider error stands")
+            raise
+        except GeneratorExit:
+            # The reader stopped early. A step that had finished is still a finished step.
+            if finished and last_usage is not None:
+                await self._meter(last_usage, finish, attempt_failed=False)
+            raise
+        if last_usage is not None:
+            await self._meter(last_usage, finish, attempt_failed=False)
+
+    async def _meter(
+        self, usage: ModelUsage, finish_reason: str | None, *, attempt_failed: bool
+    ) -> None:
+        context = self.context
+        event = UsageEvent.from_usage(
+            catalog.priced(self.provider_id, self.model_id, usage),
+            recorded_at=self.clock.now(),
+            provider_id=self.provider_id,
+            model_id=self.model_id,
+            finish_reason=finish_reason,
+            attempt_failed=attempt_failed,
+            hop=context.hop,
+            session_id=context.session_id,
+            persona_id=context.persona_id,
+            user_id=context.user_id,
+            source=context.source,
+        )
+        # The ledger first: it is the durable record, and its write must finish before the
+        # call returns; the observer is best-effort telemetry.
+        if self.ledger is not None:
+            await self.ledger.append(event)
+        await emit_usage_event(event)

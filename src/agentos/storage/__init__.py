@@ -1,0 +1,43 @@
+"""Storage: the SQLite foundation and the stores of plain records (DESIGN.md §6).
+
+Each store is a small protocol with an in-memory and a SQLite backend, all on one database
+file under ``AGENTOS_HOME`` (`open_database()`). Stores apply their own migrations, kept per
+store in ``schema_version`` (see `agentos.storage.sqlite`). This layer imports only
+`agentos.core`.
+"""
+
+from agentos.storage.sqlite import (
+    AGENTOS_HOME_ENV,
+    DATABASE_FILENAME,
+    Database,
+    Migration,
+    StorageError,
+    agentos_home,
+    default_database_path,
+    open_database,
+)
+from agentos.storage.usage_ledger import (
+    USAGE_LEDGER_MIGRATIONS,
+    InMemoryUsageLedger,
+    SQLiteUsageLedger,
+    UsageEvent,
+    UsageLedger,
+    UsageTotals,
+)
+
+__all__ = [
+    "AGENTOS_HOME_ENV",
+    "DATABASE_FILENAME",
+    "USAGE_LEDGER_MIGRATIONS",
+    "Database",
+    "InMemoryUsageLedger",
+    "Migration",
+    "SQLiteUsageLedger",
+    "StorageError",
+    "UsageEvent",
+    "UsageLedger",
+    "UsageTotals",
+    "agentos_home",
+    "default_database_path",
+    "open_database",
+]
