@@ -27,7 +27,6 @@ from agentos.llm import (
 )
 from agentos.llm.budget import (
     DEFAULT_OUTPUT_CAP,
-    BudgetedModel,
     BudgetLike,
     CostCapExceededError,
     JointBudget,
@@ -36,9 +35,10 @@ from agentos.llm.budget import (
     SpendLimitError,
     SpendLimitInfo,
     UnpricedModelError,
-    estimate_prompt_tokens,
 )
+from agentos.llm.budgeted_model import BudgetedModel
 from agentos.llm.catalog import ModelInfo
+from agentos.llm.token_estimate import estimate_prompt_tokens
 from agentos.testing import ScriptedModel, ScriptStep
 
 # $1 per million prompt tokens, $2 per million output tokens: 1,000 + 1,000 tokens cost $0.003.

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -34,15 +32,11 @@ from agentos.llm.model import (
     ToolDefinition,
     UsageChunk,
 )
+from agentos.llm.token_estimate import estimate_tokens, message_text_for_estimate
 
 __all__ = ["ScriptFunction", "ScriptStep", "ScriptedModel", "estimate_tokens"]
 
 _DELTA = re.compile(r"\s*\S+\s*|\s+")
-
-
-def estimate_tokens(text: str) -> int:
-    """The spec's token estimate: characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,17 +212,8 @@ class ScriptedModel:
 
 
 def _estimate_usage(request: ModelRequest, step: ScriptStep) -> ModelUsage:
-    prompt = sum(estimate_tokens(_carried_text(message)) for message in request.messages)
-    reply = "".join(step.deltas()) + "".join(_call_text(call) for call in step.tool_calls)
+    prompt = sum(estimate_tokens(message_text_for_estimate(m)) for m in request.messages)
+    reply = "".join(step.deltas()) + message_text_for_estimate(
+        Message.assistant(tool_calls=list(step.tool_calls))
+    )
     return ModelUsage(prompt_tokens=prompt, completion_tokens=estimate_tokens(reply))
-
-
-def _call_text(call: ToolCall) -> str:
-    return call.name + json.dumps(call.arguments, separators=(",", ":"), default=str)
-
-
-def _carried_text(message: Message) -> str:
-    """What a message puts in front of the model: text, tool calls, a tool result's output."""
-    result = message.tool_result
-    output = "" if result is None else json.dumps(result.output, default=str)
-    return message.text + "".join(_call_text(call) for call in message.tool_calls) + output

@@ -1,0 +1,219 @@
+"""How the Anthropic adapter reads a Messages API stream (private to `providers.anthropic`).
+
+`StreamState` takes the SDK's events one at a time and gives the agentos chunks each one means,
+keeping what the step has said so far (the blocks being streamed, the usage, the stop reason)
+for the `FinishChunk` at the end and for the errors that may end it instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentos.core.messages import ReplayBlock, ToolCall
+from agentos.core.usage import ModelUsage
+from agentos.llm.catalog import priced
+from agentos.llm.errors import ProviderError
+from agentos.llm.model import (
+    FinishChunk,
+    FinishReason,
+    ModelChunk,
+    ReplayChunk,
+    TextDelta,
+    ToolCallChunk,
+    UsageChunk,
+)
+from agentos.llm.providers._anthropic_schema import SchemaPlan
+
+__all__ = ["PROVIDER", "StreamState"]
+
+PROVIDER = "anthropic"
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",  # never on a FinishChunk: a refusal raises (kind "refusal")
+}
+
+
+@dataclass
+class _Block:
+    """A content block being streamed: its start payload and the pieces received so far."""
+
+    start: dict[str, Any]
+    parts: list[str] = field(default_factory=list)
+    signature: str | None = None
+
+
+@dataclass
+class StreamState:
+    """What one step's events have said so far."""
+
+    model_id: str
+    plan: SchemaPlan | None
+    started: bool = False
+    output: bool = False
+    stopped: bool = False
+    message_id: str | None = None
+    response_model: str | None = None
+    stop_reason: str | None = None
+    stop_details: dict[str, Any] | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    blocks: dict[int, _Block] = field(default_factory=dict)
+
+    @property
+    def schema_tool(self) -> str | None:
+        return self.plan.tool_name if self.plan is not None and self.plan.route == "tool" else None
+
+    def usage(self) -> ModelUsage:
+        usage = ModelUsage(
+            prompt_tokens=self.input_tokens + self.cache_read + self.cache_write,
+            completion_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read,
+            cache_write_tokens=self.cache_write,
+        )
+        return priced(PROVIDER, self.model_id, usage)
+
+    def _read_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        # Each figure is a running total; one left out (null) keeps the last one reported.
+        for attr, name in (
+            ("input_tokens", "input_tokens"),
+            ("output_tokens", "output_tokens"),
+            ("cache_read_input_tokens", "cache_read"),
+            ("cache_creation_input_tokens", "cache_write"),
+        ):
+            value = getattr(usage, attr, None)
+            if value is not None:
+                setattr(self, name, value)
+
+    def handle(self, event: Any) -> list[ModelChunk]:
+        """The chunks one event gives; raises `ProviderError` for a refusal."""
+        match event.type:
+            case "message_start":
+                self.started = True
+                self.message_id = event.message.id
+                self.response_model = event.message.model
+                self._read_usage(event.message.usage)
+            case "content_block_start":
+                block = event.content_block.to_dict()
+                self.blocks[event.index] = _Block(block)
+                if block.get("type") == "text" and block.get("text"):
+                    return self._text(block["text"])
+            case "content_block_delta":
+                return self._delta(event.index, event.delta)
+            case "content_block_stop":
+                return self._stop(event.index)
+            case "message_delta":
+                self._read_usage(event.usage)
+                self.stop_reason = event.delta.stop_reason
+                details = getattr(event.delta, "stop_details", None)
+                self.stop_details = details.to_dict() if details is not None else None
+                if self.stop_reason == "refusal":
+                    raise self._refusal()
+                return [UsageChunk(self.usage())]
+            case "message_stop":
+                self.stopped = True
+        return []
+
+    def _text(self, text: str) -> list[ModelChunk]:
+        if self.schema_tool is not None:
+            return []  # on the tool route the answer is the tool's input, not free text
+        self.output = True
+        return [TextDelta(text)]
+
+    def _delta(self, index: int, delta: Any) -> list[ModelChunk]:
+        block = self.blocks.get(index)
+        if block is None:
+            raise ValueError(f"a delta for content block {index}, which never started")
+        match delta.type:
+            case "text_delta":
+                return self._text(delta.text)
+            case "input_json_delta":
+                block.parts.append(delta.partial_json)
+                if block.start.get("name") == self.schema_tool and delta.partial_json:
+                    self.output = True
+                    return [TextDelta(delta.partial_json)]
+            case "thinking_delta":
+                block.parts.append(delta.thinking)
+            case "signature_delta":
+                block.signature = delta.signature
+        return []
+
+    def _stop(self, index: int) -> list[ModelChunk]:
+        block = self.blocks.pop(index, None)
+        if block is None:
+            return []
+        data = block.start
+        match data.get("type"):
+            case "tool_use":
+                if data.get("name") == self.schema_tool:
+                    if block.parts:
+                        return []
+                    self.output = True  # the whole input came with the block's start
+                    return [TextDelta(json.dumps(data.get("input") or {}, ensure_ascii=False))]
+                raw = "".join(block.parts)
+                arguments = json.loads(raw) if raw.strip() else data.get("input") or {}
+                if not isinstance(arguments, dict):
+                    raise ValueError(f"tool_use input is not a JSON object: {raw[:200]}")
+                self.output = True
+                return [ToolCallChunk(ToolCall(data["id"], data["name"], arguments))]
+            case "thinking":
+                thinking = dict(data)
+                thinking["thinking"] = str(data.get("thinking") or "") + "".join(block.parts)
+                if block.signature is not None:
+                    thinking["signature"] = block.signature
+                return [ReplayChunk(ReplayBlock(PROVIDER, "thinking", thinking))]
+            case "redacted_thinking":
+                return [ReplayChunk(ReplayBlock(PROVIDER, "redacted_thinking", dict(data)))]
+        return []
+
+    def _refusal(self) -> ProviderError:
+        category = (self.stop_details or {}).get("category")
+        details: dict[str, Any] = {
+            "error_type": "refusal",
+            "stop_reason": "refusal",
+            "finish_reason": _FINISH["refusal"],
+        }
+        if self.stop_details:
+            details["stop_details"] = self.stop_details
+        return ProviderError(
+            f"Anthropic {self.model_id} refused the request"
+            + (f" ({category})" if category else ""),
+            provider_id=PROVIDER,
+            model_id=self.model_id,
+            usage=self.usage(),
+            after_output=self.output,
+            kind="refusal",
+            details=details,
+        )
+
+    def finish(self) -> FinishChunk:
+        """The step's `FinishChunk`; a stream that ended with no stop reason is an error."""
+        if self.stop_reason is None:
+            raise ProviderError(
+                f"Anthropic {self.model_id}: the stream ended before the model finished "
+                f"(no stop_reason)",
+                provider_id=PROVIDER,
+                model_id=self.model_id,
+                usage=self.usage() if self.started else None,
+                after_output=self.output,
+                kind="stream",
+            )
+        reason = _FINISH.get(self.stop_reason, "other")
+        if reason == "tool_calls" and self.schema_tool is not None:
+            reason = "stop"  # the forced schema call is the answer, not a call to run
+        return FinishChunk(
+            reason,
+            response_model=self.response_model,
+            provider_message_id=self.message_id,
+            schema_route=self.plan.route if self.plan is not None else None,
+        )
