@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from agentos.llm.resolve import set_default_provider
 
 PROVIDER_KEYS = (
     "OPENAI_API_KEY",
@@ -22,3 +26,11 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's keys, so nothing reaches a real provider."""
     for key in PROVIDER_KEYS:
         monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_default_provider() -> Iterator[None]:
+    """A test that sets the process-wide default provider leaves none behind."""
+    set_default_provider(None)
+    yield
+    set_default_provider(None)
