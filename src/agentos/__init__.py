@@ -36,7 +36,20 @@ from agentos.core import (
     dump_messages,
     load_messages,
 )
-from agentos.llm import ChatModel, Embedder, ProviderError
+from agentos.llm import (
+    AIModelProviderManager,
+    ChatModel,
+    CostCapExceededError,
+    Embedder,
+    FallbackLeg,
+    ProviderError,
+    SpendBudget,
+    SpendLimitInfo,
+    UnpricedModelError,
+    create_completion_gateway,
+    set_default_provider,
+    set_global_llm_observer,
+)
 from agentos.tools import Tool, ToolArgumentsError, tool
 
 try:
@@ -45,6 +58,15 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "set_global_llm_observer",
+    "set_default_provider",
+    "create_completion_gateway",
+    "UnpricedModelError",
+    "SpendLimitInfo",
+    "SpendBudget",
+    "FallbackLeg",
+    "CostCapExceededError",
+    "AIModelProviderManager",
     "DEFAULT_COT_INSTRUCTION",
     "ChatModel",
     "Embedder",

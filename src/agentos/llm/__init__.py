@@ -1,8 +1,37 @@
-"""Models and providers: the streaming seam, the local model and provider resolution."""
+"""Models and providers.
 
+The streaming seam, adapters, the catalog, the completion gateway, fallback and circuit
+breakers, spend budgets and metering.
+"""
+
+from agentos.llm.budget import (
+    CostCapExceededError,
+    SpendBudget,
+    SpendCall,
+    SpendLimitError,
+    SpendLimitInfo,
+    UnpricedModelError,
+)
+from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.catalog import ModelInfo, context_window, find_model, model_info
+from agentos.llm.circuit import ProviderHealthRegistry
 from agentos.llm.embedding import Embedder
 from agentos.llm.errors import ProviderError
+from agentos.llm.fallback_chain import (
+    FallbackLeg,
+    build_fallback_chain,
+    build_policy_aware_fallback_chain,
+)
+from agentos.llm.gateway import (
+    AttemptFailed,
+    CompletionGateway,
+    GatewayDefaults,
+    GatewayTurn,
+    Hop,
+    create_completion_gateway,
+)
 from agentos.llm.local import DEFAULT_LOCAL_MODEL, LocalModel, local_model_available
+from agentos.llm.metering import MeteredModel, get_global_llm_observer, set_global_llm_observer
 from agentos.llm.model import (
     ChatModel,
     CompletionOptions,
@@ -17,28 +46,65 @@ from agentos.llm.model import (
     ToolDefinition,
     UsageChunk,
 )
-from agentos.llm.resolve import KNOWN_PROVIDERS, ProviderInfo, register_provider, resolve_model
+from agentos.llm.provider_manager import AIModelProviderManager
+from agentos.llm.resolve import (
+    KNOWN_PROVIDERS,
+    ProviderInfo,
+    get_default_provider,
+    register_provider,
+    resolve_model,
+    set_default_provider,
+)
+from agentos.llm.retry import is_retryable_error
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "KNOWN_PROVIDERS",
+    "AIModelProviderManager",
+    "AttemptFailed",
+    "BudgetedModel",
     "ChatModel",
+    "CompletionGateway",
     "CompletionOptions",
+    "CostCapExceededError",
     "Embedder",
+    "FallbackLeg",
     "FinishChunk",
     "FinishReason",
+    "GatewayDefaults",
+    "GatewayTurn",
+    "Hop",
     "LocalModel",
+    "MeteredModel",
     "ModelChunk",
+    "ModelInfo",
     "ModelRequest",
     "ProviderError",
+    "ProviderHealthRegistry",
     "ProviderInfo",
     "ReplayChunk",
+    "SpendBudget",
+    "SpendCall",
+    "SpendLimitError",
+    "SpendLimitInfo",
     "TextDelta",
     "ToolCallChunk",
     "ToolChoice",
     "ToolDefinition",
+    "UnpricedModelError",
     "UsageChunk",
+    "build_fallback_chain",
+    "build_policy_aware_fallback_chain",
+    "context_window",
+    "create_completion_gateway",
+    "find_model",
+    "get_default_provider",
+    "get_global_llm_observer",
+    "is_retryable_error",
     "local_model_available",
+    "model_info",
     "register_provider",
     "resolve_model",
+    "set_default_provider",
+    "set_global_llm_observer",
 ]
