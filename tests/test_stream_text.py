@@ -626,7 +626,8 @@ def test_a_bad_option_raises_when_stream_text_is_called(
 
 
 def test_an_unknown_provider_raises_when_stream_text_is_called() -> None:
+    # Through the gateway, a primary that does not resolve is a configuration error (spec).
     with pytest.raises(GMIError) as caught:
         stream_text("Hi", provider="nowhere")
-    assert caught.value.code is GMIErrorCode.PROVIDER_NOT_FOUND
-    assert caught.value.details == {"option": "provider", "provider": "nowhere"}
+    assert caught.value.code is GMIErrorCode.CONFIGURATION_ERROR
+    assert caught.value.details == {"option": "provider", "provider": "nowhere", "hop": 0}

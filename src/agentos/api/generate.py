@@ -10,17 +10,29 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Sequence
-from typing import Any, TypedDict, Unpack
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypedDict, Unpack, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
+from agentos.llm.budget import SpendBudget
+from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.fallback_chain import FallbackLeg
+from agentos.llm.gateway import (
+    CompletionGateway,
+    GatewayDefaults,
+    Router,
+    create_completion_gateway,
+)
+from agentos.llm.metering import MeteredModel, MeteringContext
 from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice
 from agentos.llm.resolve import resolve_model
+from agentos.storage.usage_ledger import UsageLedger
 from agentos.tools.tool import Tool
 
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
+from .structured import ResponseSchema, structured_spec
 from .text_run import TextRun
 
 __all__ = [
@@ -50,7 +62,15 @@ class TextOptions(TypedDict, total=False):
     - ``temperature``, ``max_tokens``, ``top_p``, ``frequency_penalty``, ``presence_penalty``,
       ``stop``, ``seed``, ``user_id``, ``request_timeout``, ``custom_model_params``: completion
       options, sent only when set.
-    - ``api_key``, ``base_url``: credentials and endpoint for the provider.
+    - ``api_key``, ``base_url``: credentials and endpoint for the primary provider.
+    - ``fallback_providers``, ``on_fallback``, ``router``, ``policy_tier``: the completion
+      gateway's hops (unset fallback: the policy-aware chain from the provider keys in the
+      environment; ``[]``: none). A retryable failure before output moves to the next hop.
+    - ``budget``: a `SpendBudget` every model call is checked against before it is sent.
+    - ``usage_ledger``: a ledger that gets one row per finished step or billed failure (the
+      process-wide observer gets an event either way).
+    - ``response_schema`` (a pydantic model or a JSON schema) and ``schema_name``: ask for a
+      structured answer; ``result.object`` holds it, validated, or `ObjectGenerationError`.
     """
 
     provider: str | None
@@ -73,6 +93,14 @@ class TextOptions(TypedDict, total=False):
     custom_model_params: dict[str, Any] | None
     api_key: str | None
     base_url: str | None
+    fallback_providers: Sequence[FallbackLeg | Mapping[str, Any]] | None
+    on_fallback: Callable[[BaseException, str], None] | None
+    router: Router | None
+    policy_tier: str | None
+    budget: SpendBudget | None
+    usage_ledger: UsageLedger | None
+    response_schema: ResponseSchema | None
+    schema_name: str | None
 
 
 _OPTION_NAMES = frozenset(TextOptions.__annotations__)
@@ -178,12 +206,10 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
             history.append(message)
     if prompt is not None and not (isinstance(prompt, str) and not prompt.strip()):
         history.append(Message.user(prompt))  # a blank prompt beside messages adds nothing
-    chat_model = resolve_model(
-        options.get("provider"),
-        options.get("model"),
-        api_key=options.get("api_key"),
-        base_url=options.get("base_url"),
-    )
+    response_schema = options.get("response_schema")
+    spec = None
+    if response_schema is not None:
+        spec = structured_spec(response_schema, options.get("schema_name"))
     completion = CompletionOptions(
         temperature=options.get("temperature"),
         max_tokens=max_tokens,
@@ -196,11 +222,67 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
         user_id=options.get("user_id"),
         request_timeout=request_timeout,
         custom_model_params=dict(options.get("custom_model_params") or {}),
+        response_schema=spec.json_schema if spec else None,
+        schema_name=spec.name if spec else None,
     )
-    check_options = getattr(chat_model, "check_options", None)
+    turn = _gateway(options).begin_turn(task_hint=_task_hint(history))
+    primary = turn.resolve()
+    check_options = getattr(primary.model, "check_options", None) if primary else None
     if callable(check_options):
         check_options(completion)
-    return TextRun(chat_model, history, tool_list, completion, max_steps)
+    return TextRun(turn, history, tool_list, completion, max_steps, spec)
+
+
+def _gateway(options: TextOptions) -> CompletionGateway:
+    """The call's gateway: its hops are metered and, with a budget, held to it."""
+    chosen = options.get("model")
+    instance = chosen if chosen is not None and not isinstance(chosen, str) else None
+    if instance is not None and options.get("provider") is not None:
+        _invalid("provider", "pass either a model instance or a provider, not both")
+    budget = options.get("budget")
+    if budget is not None and not isinstance(budget, SpendBudget):
+        _invalid("budget", f"must be a SpendBudget, got {type(budget).__name__}")
+    ledger = options.get("usage_ledger")
+    legs = options.get("fallback_providers")
+
+    def resolver(
+        provider: str | None,
+        model: str | None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> ChatModel:
+        if instance is not None and (provider, model) == (None, None):
+            served: ChatModel = instance  # the primary: the model instance the caller gave
+        else:
+            served = resolve_model(
+                provider, model, api_key=api_key, base_url=base_url, environ=environ
+            )
+        if budget is not None:
+            served = BudgetedModel(served, budget, call="generate_text")
+        return MeteredModel(served, ledger=ledger, context=MeteringContext(source="generate_text"))
+
+    return create_completion_gateway(
+        GatewayDefaults(
+            provider=options.get("provider"),
+            model=None if instance is not None else cast("str | None", chosen),
+            api_key=options.get("api_key"),
+            base_url=options.get("base_url"),
+            fallback_providers=(
+                None if legs is None else [FallbackLeg.coerce(leg) for leg in legs]
+            ),
+            router=options.get("router"),
+            policy_tier=options.get("policy_tier"),
+            on_fallback=options.get("on_fallback"),
+        ),
+        resolver=resolver,
+    )
+
+
+def _task_hint(history: Sequence[Message]) -> str:
+    """The router's task hint: the text of the last user message."""
+    return next((m.text for m in reversed(history) if m.role is Role.USER), "")
 
 
 def _system_prompt(system: str | None, chain_of_thought: bool | str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentos.core.messages import Message, ReplayBlock, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
@@ -47,7 +48,8 @@ class GenerateTextResult:
 
     ``text`` is the last step's text; ``usage`` adds every step's (its cost is ``None`` when any
     step's cost is unknown); ``tool_calls`` and ``tool_results`` gather every step's;
-    ``response_messages`` are the messages the call added, ready to pass back as ``messages``.
+    ``response_messages`` are the messages the call added, ready to pass back as ``messages``;
+    ``object`` is the validated answer of a call made with ``response_schema``.
     """
 
     text: str
@@ -59,6 +61,7 @@ class GenerateTextResult:
     response_messages: list[Message]
     provider_id: str
     model_id: str
+    object: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,8 @@ from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ReplayBlock, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
+from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
 from agentos.llm.model import (
-    ChatModel,
     CompletionOptions,
     FinishChunk,
     FinishReason,
@@ -39,39 +39,53 @@ from .results import (
     ToolCallPart,
     ToolResultPart,
 )
+from .structured import StructuredSpec
 
 __all__ = ["TextRun"]
 
 
 class TextRun:
-    """One generation: iterate `parts()` once, then read `result()`."""
+    """One generation: iterate `parts()` once, then read `result()`.
+
+    Each step runs through the turn's completion gateway, so a retryable failure before output
+    moves to the next hop; billed failed attempts count in the usage.
+    """
 
     def __init__(
         self,
-        model: ChatModel,
+        turn: GatewayTurn,
         messages: Sequence[Message],
         tools: Sequence[Tool],
         options: CompletionOptions,
         max_steps: int,
+        structured: StructuredSpec | None = None,
     ) -> None:
-        self.model = model
+        self.turn = turn
         self.history: list[Message] = list(messages)
         self._start = len(self.history)
         self.tools = {tool.name: tool for tool in tools}
         self.options = options
         self.max_steps = max_steps
+        self.structured = structured
         self.steps: list[StepResult] = []
+        self.failed_attempts: list[AttemptFailed] = []
 
     async def parts(self) -> AsyncIterator[StreamPart]:
         """Run the steps, yielding the stream's parts (without the closing `FinishPart`)."""
-        definitions = [tool.definition() for tool in self.tools.values()]
+        # A structured step is sent without tools (spec: Completion options).
+        offered = {} if self.structured is not None else self.tools
+        definitions = [tool.definition() for tool in offered.values()]
         options = self.options
         if definitions and options.tool_choice is None:
             options = replace(options, tool_choice="auto")
         elif not definitions and options.tool_choice is not None:
             options = replace(options, tool_choice=None)  # providers reject it without tools
         for index in range(self.max_steps):
-            request = ModelRequest(list(self.history), definitions, options)
+            history = list(self.history)
+
+            def build(hop: Hop, history: list[Message] = history) -> ModelRequest:
+                return ModelRequest(history, definitions, options)
+
             text: list[str] = []
             calls: list[ToolCall] = []
             blocks: list[ReplayBlock] = []
@@ -79,9 +93,11 @@ class TextRun:
             finish: FinishReason = "other"
             response_model: str | None = None
             try:
-                async with closing_stream(self.model.stream(request)) as chunks:
-                    async for chunk in chunks:
-                        match chunk:
+                async with closing_stream(self.turn.stream_step(build)) as items:
+                    async for item in items:
+                        match item:
+                            case AttemptFailed():
+                                self.failed_attempts.append(item)
                             case TextDelta(text=delta) if delta:
                                 text.append(delta)
                                 yield TextDeltaPart(delta)
@@ -97,16 +113,19 @@ class TextRun:
             except GMIError:
                 raise
             except Exception as exc:
+                failed = self.failed_attempts[-1].hop if self.failed_attempts else None
                 raise ProviderError(
-                    f"{self.model.provider_id} model call failed: {exc}",
-                    provider_id=self.model.provider_id,
-                    model_id=self.model.model_id,
+                    f"{failed.provider_id if failed else 'the'} model call failed: {exc}",
+                    provider_id=failed.provider_id if failed else None,
+                    model_id=failed.model_id if failed else None,
                     after_output=bool(text or calls),
                 ) from exc
+            hop = self.turn.serving_hop
+            assert hop is not None  # a step that completed was served by a hop
             self.history.append(
                 Message.assistant("".join(text), tool_calls=calls, replay_blocks=blocks)
             )
-            will_run = bool(calls) and bool(self.tools)
+            will_run = bool(calls) and bool(offered)
             step = StepResult(
                 index=index,
                 text="".join(text),
@@ -114,8 +133,8 @@ class TextRun:
                 tool_results=[],
                 finish_reason=finish,
                 usage=usage,
-                provider_id=self.model.provider_id,
-                model_id=self.model.model_id,
+                provider_id=hop.provider_id,
+                model_id=hop.model_id,
                 replay_blocks=blocks,
                 response_model=response_model,
             )
@@ -151,10 +170,19 @@ class TextRun:
         return ToolResult(call.id, call.name, output)
 
     def result(self) -> GenerateTextResult:
-        """The finished generation's result."""
+        """The finished generation's result; a structured one's ``object`` is validated here.
+
+        Raises `ObjectGenerationError` when a structured answer does not parse, does not match
+        its schema, or was cut off by the output limit.
+        """
         if not self.steps:
             raise GMIError("the generation has not run a step", GMIErrorCode.INVALID_STATE)
         last = self.steps[-1]
+        parsed = (
+            self.structured.parse(last.text, last.finish_reason)
+            if self.structured is not None
+            else None
+        )
         return GenerateTextResult(
             text=last.text,
             usage=self.usage(),
@@ -163,13 +191,18 @@ class TextRun:
             tool_results=[result for step in self.steps for result in step.tool_results],
             steps=list(self.steps),
             response_messages=self.history[self._start :],
-            provider_id=self.model.provider_id,
-            model_id=self.model.model_id,
+            provider_id=last.provider_id,
+            model_id=last.model_id,
+            object=parsed,
         )
 
     def usage(self) -> ModelUsage:
-        """The usage of the steps finished so far; a step that reported none makes it unknown."""
-        return ModelUsage.sum(step.usage or ModelUsage() for step in self.steps)
+        """The usage so far: every finished step's, and what failed attempts were billed.
+
+        A step that reported no usage makes the total cost unknown.
+        """
+        billed = [f.usage for f in self.failed_attempts if f.usage is not None]
+        return ModelUsage.sum([*(step.usage or ModelUsage() for step in self.steps), *billed])
 
 
 def _error_result(

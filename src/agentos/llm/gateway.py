@@ -196,6 +196,16 @@ class GatewayTurn:
         self.serving_hop: Hop | None = None
         """The hop that served the last completed step (``None`` before one completes)."""
 
+    def resolve(self) -> Hop | None:
+        """Resolve the turn's hops now, before any work.
+
+        A primary that cannot be set up raises ``CONFIGURATION_ERROR`` here; without this call
+        `stream_step()` resolves the hops on first use. Returns the first hop (the router's
+        choice or the primary), or ``None`` when the router chose one that cannot start.
+        """
+        first = self._plan()[0]
+        return first if isinstance(first, Hop) else None
+
     def _plan(self) -> list[Hop | _Unstartable]:
         """Every hop of the chain, resolved once per turn; a hop that cannot start is its error."""
         if self._hops is not None:
