@@ -1,0 +1,395 @@
+"""The Chat Completions request body an `OpenAIModel` sends, built from a `ModelRequest`.
+
+Pure functions, no SDK: the adapter hands the body to ``openai.AsyncOpenAI`` as it is, so what
+reaches the server is exactly what this module builds, whichever SDK version is installed.
+
+- Messages: system and summary messages are sent as ``system``; user messages with their text
+  and image parts; assistant messages with their tool calls (arguments as a JSON string); tool
+  results as ``tool`` messages whose content is the result as JSON. ``error`` and ``thought``
+  messages, and any message whose metadata marks it ``partial``, are never sent.
+- Tools are offered as functions; ``tool_choice`` is sent only beside tools (OpenAI rejects it
+  on a request without any; spec: Completion options).
+- A completion option left ``None`` is not sent, so the provider's default applies.
+- Structured output (``response_schema``): OpenAI's strict ``json_schema`` format when the
+  schema fits strict mode (`strict_mode_problem`), otherwise JSON mode with the schema as a
+  system message after the prompt's leading system messages (spec: a hop whose payload carries
+  no schema gets it in the prompt). No tools are offered on a structured step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import ImagePart, Message, Role, TextPart, ToolResult
+from agentos.llm.model import (
+    CompletionOptions,
+    ModelRequest,
+    SchemaRoute,
+    ToolChoice,
+    ToolDefinition,
+)
+
+__all__ = [
+    "RESERVED_BODY_KEYS",
+    "ChatBody",
+    "chat_body",
+    "check_body_options",
+    "schema_instruction",
+    "strict_mode_problem",
+    "wire_messages",
+]
+
+TokenField = Literal["max_tokens", "max_completion_tokens"]
+
+RESERVED_BODY_KEYS: Final = frozenset(
+    {
+        "model",
+        "messages",
+        "n",
+        "stream",
+        "stream_options",
+        "tools",
+        "tool_choice",
+        "response_format",
+    }
+)
+"""Body keys the adapter owns; ``custom_model_params`` may not set them (one choice, streamed,
+with usage, and the tools and format the request asks for)."""
+
+_MODES: Final = frozenset({"auto", "none", "required"})
+_SCHEMA_NAME_CHARS: Final = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatBody:
+    """A request body and, on a structured step, where its schema went."""
+
+    body: dict[str, Any]
+    schema_route: SchemaRoute | None = None
+
+
+def chat_body(request: ModelRequest, *, model_id: str, token_field: TokenField) -> ChatBody:
+    """The streaming Chat Completions body for ``request``.
+
+    ``token_field`` names the output cap: ``max_completion_tokens`` for OpenAI itself (its
+    reasoning models refuse ``max_tokens``), ``max_tokens`` for compatible servers, which all
+    take it. Raises `GMIError` (``INVALID_ARGUMENT``) naming a bad option.
+    """
+    options = request.options
+    check_body_options(options)
+    messages = wire_messages(request.messages)
+    body: dict[str, Any] = {
+        "model": model_id,
+        "messages": messages,
+        "stream": True,
+        # Without it the stream carries no usage at all (the final usage-only chunk).
+        "stream_options": {"include_usage": True},
+    }
+    route: SchemaRoute | None = None
+    if options.response_schema is not None:
+        schema = options.response_schema
+        if strict_mode_problem(schema) is None:
+            route = "json_schema"
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _schema_name(options.schema_name),
+                    "schema": schema,
+                    "strict": True,
+                },
+            }
+        else:
+            route = "json_mode"
+            body["response_format"] = {"type": "json_object"}
+            lead = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
+            messages.insert(lead, {"role": "system", "content": schema_instruction(schema)})
+    elif request.tools:
+        body["tools"] = [_wire_tool(tool) for tool in request.tools]
+        if options.tool_choice is not None:
+            body["tool_choice"] = _wire_tool_choice(options.tool_choice, request.tools)
+    sampling: tuple[tuple[str, object], ...] = (
+        ("temperature", options.temperature),
+        (token_field, options.max_tokens),
+        ("top_p", options.top_p),
+        ("frequency_penalty", options.frequency_penalty),
+        ("presence_penalty", options.presence_penalty),
+        ("seed", options.seed),
+        ("user", options.user_id),
+    )
+    body.update((key, value) for key, value in sampling if value is not None)
+    if options.stop_sequences:
+        body["stop"] = list(options.stop_sequences)
+    body.update(options.custom_model_params)
+    return ChatBody(body, route)
+
+
+def check_body_options(options: CompletionOptions) -> None:
+    """Refuse options no Chat Completions body can carry (`GMIError` naming the option)."""
+    reserved = sorted(RESERVED_BODY_KEYS & set(options.custom_model_params))
+    if reserved:
+        raise GMIError(
+            f"custom_model_params may not set {', '.join(reserved)}: the OpenAI adapter sends "
+            "them itself",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": "custom_model_params", "reserved": reserved},
+        )
+    if options.tool_choice is not None and not options.tool_choice:
+        raise GMIError(
+            "tool_choice must be auto, none, required or a tool's name, not an empty string",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": "tool_choice"},
+        )
+    if options.request_timeout is not None and options.request_timeout <= 0:
+        raise GMIError(
+            f"request_timeout must be a positive number of seconds, got {options.request_timeout}",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": "request_timeout"},
+        )
+
+
+def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The messages in Chat Completions form (see the module docstring for what is left out)."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        if message.metadata.get("partial") is True:
+            continue  # an answer cut short is kept for the record, never replayed
+        match message.role:
+            case Role.ERROR | Role.THOUGHT:
+                continue
+            case Role.SYSTEM | Role.SUMMARY:
+                wire.append({"role": "system", "content": message.text})
+            case Role.USER:
+                user: dict[str, Any] = {"role": "user", "content": _user_content(message)}
+                if message.name:
+                    user["name"] = message.name
+                wire.append(user)
+            case Role.ASSISTANT:
+                wire.append(_assistant(message))
+            case Role.TOOL:
+                result = message.tool_result
+                assert result is not None  # Message guarantees it for the tool role
+                wire.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": result.tool_call_id,
+                        "content": _tool_content(result),
+                    }
+                )
+    return wire
+
+
+def _user_content(message: Message) -> str | list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return message.content
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            parts.append({"type": "image_url", "image_url": {"url": part.url}})
+    return parts
+
+
+def _assistant(message: Message) -> dict[str, Any]:
+    wire: dict[str, Any] = {"role": "assistant", "content": message.text}
+    if message.tool_calls:
+        # OpenAI's own replies carry null content beside tool calls; an empty string is refused
+        # by some compatible servers.
+        wire["content"] = message.text or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _json(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def _tool_content(result: ToolResult) -> str:
+    payload: Any = result.output
+    if result.is_error:
+        # The model must see that the call failed, and why, to recover.
+        payload = {"error": result.output if result.output is not None else "the tool failed"}
+        if result.error_details:
+            payload["details"] = result.error_details
+    return _json(payload)
+
+
+def _json(value: Any) -> str:
+    # ensure_ascii=False: escaped non-ASCII costs the model tokens and reads worse.
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _wire_tool(tool: ToolDefinition) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def _wire_tool_choice(choice: ToolChoice, tools: Sequence[ToolDefinition]) -> object:
+    if choice in _MODES:
+        return choice
+    if choice not in {tool.name for tool in tools}:
+        raise GMIError(
+            f"tool_choice names {choice!r}, which is not among the tools offered",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": "tool_choice", "tool": choice},
+        )
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _schema_name(name: str | None) -> str:
+    # OpenAI takes 1 to 64 of [A-Za-z0-9_-] as a schema name.
+    cleaned = _SCHEMA_NAME_CHARS.sub("_", name or "")[:64]
+    return cleaned or "response"
+
+
+def schema_instruction(schema: Mapping[str, Any]) -> str:
+    """The system message that carries a schema JSON mode cannot enforce."""
+    return (
+        "Respond with a single JSON object that matches this JSON schema, and with nothing "
+        "else:\n" + json.dumps(schema, ensure_ascii=False, sort_keys=True)
+    )
+
+
+# OpenAI's strict mode: the JSON Schema subset of "Structured Outputs > Supported schemas".
+_STRICT_KEYWORDS: Final = frozenset(
+    {
+        # structure
+        "type", "properties", "required", "additionalProperties", "items", "anyOf", "enum",
+        "const", "$ref", "$defs", "definitions",
+        # annotations (the SDK's own strict helper keeps them)
+        "title", "description", "default",
+        # strings, numbers, arrays
+        "pattern", "format",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "minItems", "maxItems",
+    }
+)  # fmt: skip
+_STRICT_FORMATS: Final = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+_JSON_TYPES: Final = frozenset(
+    {"string", "number", "integer", "boolean", "object", "array", "null"}
+)
+_MAX_DEPTH: Final = 10
+_MAX_PROPERTIES: Final = 5000
+_MAX_ENUM_VALUES: Final = 1000
+
+
+def strict_mode_problem(schema: Mapping[str, Any]) -> str | None:
+    """Why ``schema`` does not fit OpenAI's strict structured outputs, or ``None`` if it fits.
+
+    Strict mode takes a root object (not ``anyOf``) whose every object lists all its
+    properties in ``required`` and sets ``additionalProperties: false``, built from the
+    keywords OpenAI supports (a ``$ref`` alone in its node), within 10 levels of nesting (the
+    root and the leaves count), 5,000 properties and 1,000 enum values. The check is
+    conservative: a schema it refuses goes to JSON mode, which any schema survives, while a
+    schema strict mode rejects would fail the call.
+    """
+    if schema.get("type") != "object" or "anyOf" in schema:
+        return "the root must be an object schema, not a union"
+    walk = _StrictWalk()
+    problem = walk.node(schema, "#", 1)
+    for key in ("$defs", "definitions"):
+        defs = schema.get(key)
+        if problem is None and isinstance(defs, Mapping):
+            problem = walk.definitions(defs, f"#/{key}", 1)
+    if problem is None and walk.properties > _MAX_PROPERTIES:
+        problem = f"more than {_MAX_PROPERTIES} object properties"
+    if problem is None and walk.enum_values > _MAX_ENUM_VALUES:
+        problem = f"more than {_MAX_ENUM_VALUES} enum values"
+    return problem
+
+
+class _StrictWalk:
+    """One pass over a schema, counting what strict mode limits."""
+
+    def __init__(self) -> None:
+        self.properties = 0
+        self.enum_values = 0
+
+    def definitions(self, defs: Mapping[str, Any], path: str, depth: int) -> str | None:
+        for name, sub in defs.items():
+            problem = self.node(sub, f"{path}/{name}", depth)
+            if problem is not None:
+                return problem
+        return None
+
+    def node(self, node: object, path: str, depth: int) -> str | None:
+        if not isinstance(node, Mapping):
+            return f"{path} is not a schema object"
+        if depth > _MAX_DEPTH:
+            return f"{path} nests deeper than {_MAX_DEPTH} levels"
+        unsupported = sorted(set(node) - _STRICT_KEYWORDS)
+        if unsupported:
+            return f"{path} uses {', '.join(unsupported)}"
+        if "$ref" in node:
+            ref = node["$ref"]
+            if len(node) > 1 or not isinstance(ref, str) or not ref.startswith("#"):
+                return f"{path} has a $ref beside other keywords or outside the schema"
+            return None
+        types = node.get("type")
+        kinds = [types] if isinstance(types, str) else types
+        if kinds is None:
+            if not any(key in node for key in ("anyOf", "enum", "const")):
+                return f"{path} has no type"
+            kinds = []
+        if not isinstance(kinds, list) or not all(kind in _JSON_TYPES for kind in kinds):
+            return f"{path} has an unknown type {types!r}"
+        if "format" in node and node["format"] not in _STRICT_FORMATS:
+            return f"{path} uses the format {node['format']!r}"
+        if isinstance(node.get("enum"), list):
+            self.enum_values += len(node["enum"])
+        for key in ("$defs", "definitions"):
+            if isinstance(node.get(key), Mapping) and path != "#":
+                problem = self.definitions(node[key], f"{path}/{key}", depth)
+                if problem is not None:
+                    return problem
+        if "object" in kinds or "properties" in node:
+            problem = self._object(node, path, depth)
+            if problem is not None:
+                return problem
+        if "array" in kinds or "items" in node:
+            if not isinstance(node.get("items"), Mapping):
+                return f"{path} is an array without an items schema"
+            problem = self.node(node["items"], f"{path}/items", depth + 1)
+            if problem is not None:
+                return problem
+        variants = node.get("anyOf")
+        if variants is not None:
+            if not isinstance(variants, list) or not variants:
+                return f"{path}/anyOf is not a list of schemas"
+            for index, variant in enumerate(variants):
+                problem = self.node(variant, f"{path}/anyOf/{index}", depth)
+                if problem is not None:
+                    return problem
+        return None
+
+    def _object(self, node: Mapping[str, Any], path: str, depth: int) -> str | None:
+        if node.get("additionalProperties") is not False:
+            return f"{path} does not set additionalProperties to false"
+        properties = node.get("properties", {})
+        if not isinstance(properties, Mapping):
+            return f"{path}/properties is not an object"
+        required = node.get("required", [])
+        if not isinstance(required, list) or set(required) != set(properties):
+            return f"{path} does not list every property as required"
+        self.properties += len(properties)
+        for name, sub in properties.items():
+            problem = self.node(sub, f"{path}/properties/{name}", depth + 1)
+            if problem is not None:
+                return problem
+        return None
