@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from agentos import GMIError, GMIErrorCode, Message, ModelUsage, ProviderError
-from agentos.llm import ChatModel, FinishChunk, ModelChunk, ModelRequest, TextDelta, UsageChunk
+from agentos.llm import (
+    ChatModel,
+    CompletionOptions,
+    FinishChunk,
+    ModelChunk,
+    ModelRequest,
+    TextDelta,
+    UsageChunk,
+)
 from agentos.llm.fallback_chain import FallbackLeg
 from agentos.llm.gateway import AttemptFailed, GatewayDefaults, Hop, create_completion_gateway
 from agentos.testing import FakeClock, ScriptedModel, ScriptStep
@@ -282,3 +290,18 @@ async def test_usage_before_content_reaches_the_caller_with_the_content() -> Non
         FinishChunk("stop", response_model="openai-model"),
         UsageChunk(ModelUsage(1, 1)),
     ]
+
+
+async def test_a_fallback_legs_headroom_raises_the_output_cap_of_its_hop() -> None:
+    models = Models(
+        openai=scripted("openai", ScriptStep.fail(503, "down")),
+        anthropic=scripted("anthropic", "ok"),
+    )
+    turn = gateway(
+        models, fallback_providers=[FallbackLeg("anthropic", max_tokens_headroom=512)]
+    ).begin_turn()
+    request = ModelRequest([Message.user("Hi")], options=CompletionOptions(max_tokens=100))
+    async for _ in turn.stream_step(lambda hop: request):
+        pass
+    assert models.models["openai"].requests[0].options.max_tokens == 100
+    assert models.models["anthropic"].requests[0].options.max_tokens == 612

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -285,7 +285,7 @@ class GatewayTurn:
                 continue
             if last_error is not None and self._on_fallback is not None:
                 self._on_fallback(last_error, hop.provider_id)
-            request = build_request(hop)
+            request = _with_leg_settings(build_request(hop), hop.leg)
             before = self._gateway.defaults.before_attempt
             if before is not None:
                 before(hop, request)  # a refusal (a budget's) raises: nothing is sent
@@ -342,3 +342,17 @@ def create_completion_gateway(
 ) -> CompletionGateway:
     """Make a `CompletionGateway` (spec: ``createCompletionGateway(defaults)``)."""
     return CompletionGateway(defaults, resolver=resolver, health=health, clock=clock)
+
+
+def _with_leg_settings(request: ModelRequest, leg: FallbackLeg | None) -> ModelRequest:
+    """Apply a fallback entry's settings to the steps its hop serves.
+
+    Spec: a fallback entry's ``maxTokensHeadroom`` applies to the steps its hop serves; it is
+    added to a call's ``max_tokens`` (a call without one stays uncapped).
+    """
+    if leg is None or leg.max_tokens_headroom is None or request.options.max_tokens is None:
+        return request
+    options = replace(
+        request.options, max_tokens=request.options.max_tokens + leg.max_tokens_headroom
+    )
+    return replace(request, options=options)
