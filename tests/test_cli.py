@@ -34,7 +34,9 @@ def use_model(
     """Make the command chat with a scripted model instead of resolving a real one."""
     model = ScriptedModel(script)
 
-    def resolve(provider: str | None, name: str | None) -> ChatModel:
+    def resolve(
+        provider: str | None, name: str | None, *, base_url: str | None = None
+    ) -> ChatModel:
         return model
 
     monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
@@ -122,16 +124,25 @@ def test_one_shot_sends_the_options_and_the_system_message(
 def test_one_shot_passes_provider_and_model_to_resolution(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen: list[tuple[str | None, str | None]] = []
+    seen: list[tuple[str | None, str | None, str | None]] = []
 
-    def resolve(provider: str | None, name: str | None) -> ChatModel:
-        seen.append((provider, name))
+    def resolve(
+        provider: str | None, name: str | None, *, base_url: str | None = None
+    ) -> ChatModel:
+        seen.append((provider, name, base_url))
         return ScriptedModel(["ok"])
 
     monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
     code, _, _ = invoke(runner, ["chat", "-p", "local", "-m", "smollm2-135m-instruct", "Hi"])
     assert code == 0
-    assert seen == [("local", "smollm2-135m-instruct")]
+    code, _, _ = invoke(
+        runner, ["chat", "-p", "ollama", "--base-url", "http://127.0.0.1:9/v1", "Hi"]
+    )
+    assert code == 0
+    assert seen == [
+        ("local", "smollm2-135m-instruct", None),
+        ("ollama", None, "http://127.0.0.1:9/v1"),
+    ]
 
 
 def test_one_shot_adds_its_newline_like_print(
@@ -196,7 +207,7 @@ def test_a_provider_failure_after_output_ends_the_line_then_reports(
 def test_an_unexpected_exception_is_one_line_and_exit_1(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(provider: str | None, name: str | None) -> ChatModel:
+    def broken(provider: str | None, name: str | None, *, base_url: str | None = None) -> ChatModel:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(agentos.cli, "resolve_model", broken)
@@ -209,7 +220,7 @@ def test_an_unexpected_exception_is_one_line_and_exit_1(
 def test_agentos_debug_lets_the_traceback_through(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(provider: str | None, name: str | None) -> ChatModel:
+    def broken(provider: str | None, name: str | None, *, base_url: str | None = None) -> ChatModel:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(agentos.cli, "resolve_model", broken)

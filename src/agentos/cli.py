@@ -82,6 +82,7 @@ class ChatSettings:
     seed: int | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    base_url: str | None = None
 
 
 class _Output:
@@ -142,7 +143,7 @@ async def _open_model(settings: ChatSettings, err: Console) -> ChatModel:
     Loading up front means a missing or broken model file fails before the first prompt, and
     the first reply streams at once instead of after a silent pause.
     """
-    model = resolve_model(settings.provider, settings.model)
+    model = resolve_model(settings.provider, settings.model, base_url=settings.base_url)
     if isinstance(model, LocalModel):
         with err.status("Loading the local model…"):
             await model.load()
@@ -287,9 +288,15 @@ def chat(
     temperature: Annotated[
         float | None, typer.Option("--temperature", help="Sampling temperature (0 to 2).")
     ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url", help="Endpoint of an OpenAI-compatible server (Ollama, vLLM, ...)."
+        ),
+    ] = None,
 ) -> None:
     """Chat with a model: stream the answer to MESSAGE, or chat interactively without one."""
-    settings = ChatSettings(provider, model, system, seed, max_tokens, temperature)
+    settings = ChatSettings(provider, model, system, seed, max_tokens, temperature, base_url)
     raise typer.Exit(_run_chat(settings, message, Console(stderr=True)))
 
 
