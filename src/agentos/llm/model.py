@@ -26,6 +26,7 @@ from agentos.core.messages import Message, ReplayBlock, ToolCall
 from agentos.core.usage import ModelUsage
 
 __all__ = [
+    "CacheDiagnosticsRequest",
     "ChatModel",
     "CompletionOptions",
     "FinishChunk",
@@ -48,6 +49,18 @@ FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "error"
 """Why a model step ended, normalised across providers."""
 
 ToolChoice = Literal["auto", "none", "required"] | str
+
+@dataclass(frozen=True, slots=True)
+class CacheDiagnosticsRequest:
+    """Ask the provider to compare this request's prompt prefix with an earlier response's.
+
+    ``previous_message_id`` names the response to compare against; ``None`` opts in without a
+    comparison (the first call). Providers without prompt-cache diagnostics (all but
+    Anthropic's) ignore it. The answer arrives as `FinishChunk.cache_diagnostics`.
+    """
+
+    previous_message_id: str | None = None
+
 
 SchemaRoute = Literal[
     "json_schema", "json_mode", "output_format", "tool", "response_schema", "prompt"
@@ -99,6 +112,7 @@ class CompletionOptions:
     response_schema: dict[str, Any] | None = None
     schema_name: str | None = None
     thinking_budget_tokens: int | None = None
+    cache_diagnostics: CacheDiagnosticsRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +160,7 @@ class FinishChunk:
     response_model: str | None = None
     provider_message_id: str | None = None
     schema_route: SchemaRoute | None = None
+    cache_diagnostics: dict[str, Any] | None = None
 
 
 ModelChunk = TextDelta | ToolCallChunk | ReplayChunk | UsageChunk | FinishChunk
