@@ -31,6 +31,7 @@ from agentos.llm import catalog
 from agentos.llm.catalog import ModelInfo
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import (
+    CacheDiagnosticsRequest,
     ChatModel,
     CompletionOptions,
     FinishChunk,
@@ -802,6 +803,86 @@ async def test_cancelling_the_task_closes_the_connection(serve: Serve) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await asyncio.to_thread(server.client_disconnected.wait, 5)
+
+
+# --- cache diagnostics ---------------------------------------------------------------------------
+
+
+def diagnosed(diagnostics: dict[str, Any] | None, *, message_id: str = "msg_01Now") -> Reply:
+    """A text answer whose message_start carries ``diagnostics`` (``None``: an explicit null)."""
+    return Reply(
+        events=[
+            message_start(message_id=message_id, diagnostics=diagnostics, null_diagnostics=True),
+            text_start(),
+            text_delta("ok"),
+            block_stop(),
+            message_delta(),
+            message_stop(),
+        ]
+    )
+
+
+async def test_first_use_sends_a_null_previous_message_id(serve: Serve) -> None:
+    server = serve(diagnosed(None))
+    options = CompletionOptions(cache_diagnostics=CacheDiagnosticsRequest())
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server)["diagnostics"] == {"previous_message_id": None}
+    assert "anthropic-beta" not in server.requests[0].headers  # GA: no beta header
+    finish = finish_of(chunks)
+    assert finish.provider_message_id == "msg_01Now"
+    assert finish.cache_diagnostics is None  # the API answered null: nothing to compare
+
+
+async def test_the_previous_message_id_is_sent_and_the_answer_comes_back(serve: Serve) -> None:
+    reason = {"type": "messages_changed", "cache_missed_input_tokens": 1840}
+    server = serve(diagnosed({"cache_miss_reason": reason}))
+    options = CompletionOptions(cache_diagnostics=CacheDiagnosticsRequest("msg_01Before"))
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server)["diagnostics"] == {"previous_message_id": "msg_01Before"}
+    assert finish_of(chunks).cache_diagnostics == {"cache_miss_reason": reason}
+
+
+@pytest.mark.parametrize(
+    "diagnostics",
+    [
+        {"cache_miss_reason": None},  # the comparison was still running
+        {"cache_miss_reason": {"type": "unavailable"}},
+        {"cache_miss_reason": {"type": "tools_changed", "cache_missed_input_tokens": 52}},
+        # A reason this SDK does not know yet, with a field it does not know, kept verbatim.
+        {"cache_miss_reason": {"type": "region_changed", "region": "eu"}, "note": "new"},
+    ],
+)
+async def test_diagnostics_are_kept_as_the_api_sent_them(
+    serve: Serve, diagnostics: dict[str, Any]
+) -> None:
+    server = serve(diagnosed(diagnostics))
+    options = CompletionOptions(cache_diagnostics=CacheDiagnosticsRequest("msg_01Before"))
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert finish_of(chunks).cache_diagnostics == diagnostics
+
+
+async def test_no_diagnostics_object_is_sent_unless_asked(serve: Serve) -> None:
+    server = serve(ok())
+    chunks = await collect(model_for(server), ModelRequest(HELLO))
+    assert "diagnostics" not in body(server)
+    assert "anthropic-beta" not in server.requests[0].headers
+    assert finish_of(chunks).cache_diagnostics is None
+
+
+async def test_diagnostics_reach_a_tool_calling_step(serve: Serve) -> None:
+    reason = {"type": "system_changed", "cache_missed_input_tokens": 900}
+    events = tool_use_stream(
+        [("toolu_01", "get_weather", {"city": "Oslo"})],
+        message_id="msg_01Tool",
+        diagnostics={"cache_miss_reason": reason},
+    )
+    server = serve(Reply(events=events))
+    options = CompletionOptions(cache_diagnostics=CacheDiagnosticsRequest("msg_01Before"))
+    chunks = await collect(model_for(server), ModelRequest(HELLO, [WEATHER], options))
+    finish = finish_of(chunks)
+    assert (finish.finish_reason, finish.provider_message_id) == ("tool_calls", "msg_01Tool")
+    assert finish.cache_diagnostics == {"cache_miss_reason": reason}
+    assert body(server)["diagnostics"] == {"previous_message_id": "msg_01Before"}
 
 
 # --- structured output ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Each builder returns one server-sent event (a string for `Reply.events`) exactly
 API streams it: ``message_start``, ``content_block_start`` / ``content_block_delta``
 (``text_delta``, ``input_json_delta``, ``thinking_delta``, ``signature_delta``) /
 ``content_block_stop``, ``message_delta`` (stop reason and cumulative usage), ``message_stop``,
-``ping`` and ``error``.
+``ping`` and ``error``. ``message_start`` carries the response's cache ``diagnostics`` when a
+test gives them (``null_diagnostics=True`` sends an explicit ``null``).
 `error_reply` builds an HTTP error with the API's body, ``{"type": "error", "error": {...}}``;
 `overloaded` is the 529 ``overloaded_error``. The ``*_stream`` helpers build whole streams.
 """
@@ -48,8 +49,14 @@ def message_start(
     output_tokens: int = 1,
     cache_read_input_tokens: int | None = None,
     cache_creation_input_tokens: int | None = None,
+    diagnostics: dict[str, Any] | None = None,
+    null_diagnostics: bool = False,
 ) -> str:
-    """The stream's first event: the message shell with its id, model and input usage."""
+    """The stream's first event: the message shell with its id, model and input usage.
+
+    ``diagnostics`` is the response's cache-diagnostics object (left out when ``None``, or sent
+    as ``null`` with ``null_diagnostics``).
+    """
     usage: dict[str, Any] = {"input_tokens": input_tokens, "output_tokens": output_tokens}
     if cache_read_input_tokens is not None:
         usage["cache_read_input_tokens"] = cache_read_input_tokens
@@ -65,6 +72,8 @@ def message_start(
         "stop_sequence": None,
         "usage": usage,
     }
+    if diagnostics is not None or null_diagnostics:
+        message["diagnostics"] = diagnostics
     return sse({"type": "message_start", "message": message}, "message_start")
 
 
@@ -189,10 +198,17 @@ def text_stream(
     model: str = "claude-sonnet-5",
     input_tokens: int = 25,
     output_tokens: int = 12,
+    message_id: str = "msg_01TestMessage",
+    diagnostics: dict[str, Any] | None = None,
 ) -> list[str]:
     """A whole stream answering with one text block made of ``pieces``."""
     return [
-        message_start(model=model, input_tokens=input_tokens),
+        message_start(
+            message_id=message_id,
+            model=model,
+            input_tokens=input_tokens,
+            diagnostics=diagnostics,
+        ),
         text_start(),
         *(text_delta(piece) for piece in pieces),
         block_stop(),
@@ -207,13 +223,15 @@ def tool_use_stream(
     text: str | None = None,
     fragment: int = 7,
     output_tokens: int = 40,
+    message_id: str = "msg_01TestMessage",
+    diagnostics: dict[str, Any] | None = None,
 ) -> list[str]:
     """A whole stream calling tools ``(id, name, input)`` in parallel, each its own block.
 
     The optional ``text`` comes first, as Claude often writes a line before calling; each
     input's JSON is split into ``fragment``-character ``input_json_delta`` pieces.
     """
-    events = [message_start()]
+    events = [message_start(message_id=message_id, diagnostics=diagnostics)]
     index = 0
     if text is not None:
         events += [text_start(index), text_delta(text, index), block_stop(index)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypedDict, Unpack, cast
+from typing import Any, NoReturn, TypedDict, Unpack, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
@@ -25,7 +25,7 @@ from agentos.llm.gateway import (
     create_completion_gateway,
 )
 from agentos.llm.metering import MeteredModel, MeteringContext
-from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice
+from agentos.llm.model import CacheDiagnosticsRequest, ChatModel, CompletionOptions, ToolChoice
 from agentos.llm.resolve import resolve_model
 from agentos.storage.usage_ledger import UsageLedger
 from agentos.tools.tool import Tool
@@ -71,6 +71,9 @@ class TextOptions(TypedDict, total=False):
       process-wide observer gets an event either way).
     - ``response_schema`` (a pydantic model or a JSON schema) and ``schema_name``: ask for a
       structured answer; ``result.object`` holds it, validated, or `ObjectGenerationError`.
+    - ``cache_diagnostics``: ``True``, or the id of an earlier response to compare with, asks
+      for prompt-cache diagnostics (Anthropic) on every step, each later step compared with the
+      previous step's response; each `StepResult` carries ``cache_diagnostics``.
     """
 
     provider: str | None
@@ -101,6 +104,7 @@ class TextOptions(TypedDict, total=False):
     usage_ledger: UsageLedger | None
     response_schema: ResponseSchema | None
     schema_name: str | None
+    cache_diagnostics: bool | str | None
 
 
 _OPTION_NAMES = frozenset(TextOptions.__annotations__)
@@ -178,6 +182,7 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
         _invalid("seed", f"must be an integer, got {seed!r}")
     if stop is not None and (isinstance(stop, str) or not all(isinstance(s, str) for s in stop)):
         _invalid("stop", "must be a list of strings")
+    diagnostics = _cache_diagnostics(options.get("cache_diagnostics"))
     if not isinstance(chain_of_thought, bool | str):
         _invalid("chain_of_thought", f"must be a bool or an instruction, got {chain_of_thought!r}")
     tool_list = list(tools or [])
@@ -224,6 +229,7 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
         custom_model_params=dict(options.get("custom_model_params") or {}),
         response_schema=spec.json_schema if spec else None,
         schema_name=spec.name if spec else None,
+        cache_diagnostics=diagnostics,
     )
     turn = _gateway(options).begin_turn(task_hint=_task_hint(history))
     primary = turn.resolve()
@@ -231,6 +237,21 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
     if callable(check_options):
         check_options(completion)
     return TextRun(turn, history, tool_list, completion, max_steps, spec)
+
+
+def _cache_diagnostics(value: object) -> CacheDiagnosticsRequest | None:
+    """The first step's diagnostics request: ``True`` opts in, a string names the response."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return CacheDiagnosticsRequest()
+    if isinstance(value, str) and value.strip():
+        return CacheDiagnosticsRequest(value)
+    if isinstance(value, str):
+        _invalid("cache_diagnostics", "the previous message id is empty")
+    _invalid(
+        "cache_diagnostics", f"must be True or a previous message id, got {type(value).__name__}"
+    )
 
 
 def _gateway(options: TextOptions) -> CompletionGateway:
@@ -295,7 +316,7 @@ def _system_prompt(system: str | None, chain_of_thought: bool | str) -> str:
     return "\n\n".join(part for part in (instruction.strip(), system or "") if part)
 
 
-def _invalid(option: str, why: str) -> None:
+def _invalid(option: str, why: str) -> NoReturn:
     raise GMIError(f"{option}: {why}", GMIErrorCode.INVALID_ARGUMENT, {"option": option})
 
 

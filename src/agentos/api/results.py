@@ -27,7 +27,10 @@ class StepResult:
     """One model step.
 
     Its own text, the tools it called and their results, why it ended and what it used
-    (``usage`` is ``None`` when the provider reported none).
+    (``usage`` is ``None`` when the provider reported none). ``provider_message_id`` is the
+    provider's id for the response and ``cache_diagnostics`` the prompt-cache diagnostics the
+    provider reported for the step (Anthropic's ``diagnostics`` object, as sent), when asked
+    for with ``cache_diagnostics``; each is ``None`` when not reported.
     """
 
     index: int
@@ -40,6 +43,8 @@ class StepResult:
     model_id: str
     replay_blocks: list[ReplayBlock] = field(default_factory=list)
     response_model: str | None = None
+    provider_message_id: str | None = None
+    cache_diagnostics: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

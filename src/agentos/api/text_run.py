@@ -4,6 +4,10 @@ No GMI: the caller's messages go to the model, each tool call the model makes ru
 goes back, and the model is called again, for at most ``max_steps`` model steps. A tool that is
 unknown, gets bad arguments or raises gives the model an error result instead of ending the run.
 A provider failure ends the run with `ProviderError` (code ``LLM_PROVIDER_ERROR``).
+
+With cache diagnostics asked for (``options.cache_diagnostics``), every step sends them: the
+first with the request the caller gave, each later one naming the previous step's response
+(its ``provider_message_id``, or none when that step reported no id).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ReplayBlock, ToolCall, ToolResult
@@ -18,6 +23,7 @@ from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
 from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
 from agentos.llm.model import (
+    CacheDiagnosticsRequest,
     CompletionOptions,
     FinishChunk,
     FinishReason,
@@ -82,8 +88,24 @@ class TextRun:
             options = replace(options, tool_choice=None)  # providers reject it without tools
         for index in range(self.max_steps):
             history = list(self.history)
+            if options.cache_diagnostics is not None and self.steps:
+                # Each later step is compared with the previous step's response.
+                previous = CacheDiagnosticsRequest(self.steps[-1].provider_message_id)
+                options = replace(options, cache_diagnostics=previous)
 
-            def build(hop: Hop, history: list[Message] = history) -> ModelRequest:
+            last = self.steps[-1] if self.steps else None
+
+            def build(
+                hop: Hop,
+                history: list[Message] = history,
+                options: CompletionOptions = options,
+                last: StepResult | None = last,
+            ) -> ModelRequest:
+                if last is not None and options.cache_diagnostics is not None:
+                    if last.provider_id != hop.provider_id:
+                        # Another provider's response id means nothing to this one: opt in
+                        # without a comparison rather than name an id it cannot find.
+                        options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
                 return ModelRequest(history, definitions, options)
 
             text: list[str] = []
@@ -92,6 +114,8 @@ class TextRun:
             usage: ModelUsage | None = None
             finish: FinishReason = "other"
             response_model: str | None = None
+            message_id: str | None = None
+            diagnostics: dict[str, Any] | None = None
             try:
                 async with closing_stream(self.turn.stream_step(build)) as items:
                     async for item in items:
@@ -108,8 +132,10 @@ class TextRun:
                                 blocks.append(block)
                             case UsageChunk(usage=reported):
                                 usage = reported
-                            case FinishChunk(finish_reason=reason, response_model=served_by):
-                                finish, response_model = reason, served_by
+                            case FinishChunk():
+                                finish, response_model = item.finish_reason, item.response_model
+                                message_id = item.provider_message_id
+                                diagnostics = item.cache_diagnostics
             except GMIError:
                 raise
             except Exception as exc:
@@ -137,6 +163,8 @@ class TextRun:
                 model_id=hop.model_id,
                 replay_blocks=blocks,
                 response_model=response_model,
+                provider_message_id=message_id,
+                cache_diagnostics=diagnostics,
             )
             self.steps.append(step)
             yield StepFinishPart(step)

@@ -50,6 +50,7 @@ FinishReason = Literal["stop", "length", "tool_calls", "content_filter", "error"
 
 ToolChoice = Literal["auto", "none", "required"] | str
 
+
 @dataclass(frozen=True, slots=True)
 class CacheDiagnosticsRequest:
     """Ask the provider to compare this request's prompt prefix with an earlier response's.

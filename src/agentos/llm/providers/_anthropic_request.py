@@ -201,7 +201,9 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
     ``temperature`` and ``top_p`` are not sent: the API version the installed SDK pins
     (2026-10-21) refuses them on every model; ``custom_model_params`` (sent as extra body)
     remains for a server that takes them. ``frequency_penalty``, ``presence_penalty`` and
-    ``seed`` have no Anthropic equivalent.
+    ``seed`` have no Anthropic equivalent. ``cache_diagnostics`` becomes the ``diagnostics``
+    object (``{"previous_message_id": id or null}``), sent only when asked for; it needs no beta
+    header on that API version.
     """
     options = request.options
     traits = model_traits(model_id)
@@ -249,6 +251,11 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
             if manual is not None
             else {"type": "adaptive"}
         )
+    if options.cache_diagnostics is not None:
+        # The object is the opt-in: a null previous_message_id asks for no comparison yet.
+        params["diagnostics"] = {
+            "previous_message_id": options.cache_diagnostics.previous_message_id
+        }
     if options.custom_model_params:
         params["extra_body"] = dict(options.custom_model_params)
     if options.request_timeout is not None:

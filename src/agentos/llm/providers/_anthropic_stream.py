@@ -40,6 +40,19 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
+def _diagnostics(message: Any) -> dict[str, Any] | None:
+    """The response's cache diagnostics, as the API sent them (``None`` when it sent null).
+
+    They come on ``message_start``'s message shell. A reason type the SDK does not know yet is
+    kept too, unchecked (no serializer warning: the dict is passed on, not interpreted).
+    """
+    diagnostics = getattr(message, "diagnostics", None)
+    if diagnostics is None:
+        return None
+    data: dict[str, Any] = diagnostics.to_dict(mode="json", warnings=False)
+    return data
+
+
 @dataclass
 class _Block:
     """A content block being streamed: its start payload and the pieces received so far."""
@@ -62,6 +75,7 @@ class StreamState:
     response_model: str | None = None
     stop_reason: str | None = None
     stop_details: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read: int = 0
@@ -102,6 +116,7 @@ class StreamState:
                 self.started = True
                 self.message_id = event.message.id
                 self.response_model = event.message.model
+                self.diagnostics = _diagnostics(event.message)
                 self._read_usage(event.message.usage)
             case "content_block_start":
                 block = event.content_block.to_dict()
@@ -216,4 +231,5 @@ class StreamState:
             response_model=self.response_model,
             provider_message_id=self.message_id,
             schema_route=self.plan.route if self.plan is not None else None,
+            cache_diagnostics=self.diagnostics,
         )

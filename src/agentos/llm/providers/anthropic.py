@@ -15,7 +15,11 @@ and turns the API's events into agentos chunks:
   plus cache reads and cache writes, which are also given apart (the catalog's convention);
 - the stop reason -> `FinishChunk` (``end_turn`` / ``stop_sequence`` -> stop, ``max_tokens`` /
   ``model_context_window_exceeded`` -> length, ``tool_use`` -> tool_calls, anything else ->
-  other) with the response's model, message id and schema route.
+  other) with the response's model, message id and schema route;
+- prompt-cache diagnostics: with ``options.cache_diagnostics`` the request carries the
+  ``diagnostics`` object (``previous_message_id``, null on first use; no beta header on the API
+  version the SDK pins), and the response's ``diagnostics`` object, which the stream gives on
+  ``message_start``'s message, goes on the `FinishChunk` as ``cache_diagnostics``, as sent.
 
 Failures raise `ProviderError`: an HTTP error keeps its status (529 ``overloaded_error``
 included) with kind ``http`` and the body's ``error_type``; an ``error`` event inside the stream
