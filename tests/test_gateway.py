@@ -39,6 +39,7 @@ class Models:
         api_key: str | None = None,
         base_url: str | None = None,
         environ: Mapping[str, str] | None = None,
+        hop: int = 0,
     ) -> ChatModel:
         self.asked.append((provider, model, api_key))
         key = provider or "primary"

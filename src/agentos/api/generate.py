@@ -273,6 +273,7 @@ def _gateway(options: TextOptions) -> CompletionGateway:
         api_key: str | None = None,
         base_url: str | None = None,
         environ: Mapping[str, str] | None = None,
+        hop: int = 0,
     ) -> ChatModel:
         if instance is not None and (provider, model) == (None, None):
             served: ChatModel = instance  # the primary: the model instance the caller gave
@@ -282,7 +283,8 @@ def _gateway(options: TextOptions) -> CompletionGateway:
             )
         if budget is not None:
             served = BudgetedModel(served, budget, call="generate_text")
-        return MeteredModel(served, ledger=ledger, context=MeteringContext(source="generate_text"))
+        context = MeteringContext(source="generate_text", hop=hop)
+        return MeteredModel(served, ledger=ledger, context=context)
 
     return create_completion_gateway(
         GatewayDefaults(

@@ -101,11 +101,14 @@ class TextRun:
                 options: CompletionOptions = options,
                 last: StepResult | None = last,
             ) -> ModelRequest:
-                if last is not None and options.cache_diagnostics is not None:
-                    if last.provider_id != hop.provider_id:
-                        # Another provider's response id means nothing to this one: opt in
-                        # without a comparison rather than name an id it cannot find.
-                        options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
+                if (
+                    last is not None
+                    and options.cache_diagnostics is not None
+                    and last.provider_id != hop.provider_id
+                ):
+                    # Another provider's response id means nothing to this one: opt in
+                    # without a comparison rather than name an id it cannot find.
+                    options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
                 return ModelRequest(history, definitions, options)
 
             text: list[str] = []

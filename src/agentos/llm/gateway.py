@@ -92,7 +92,22 @@ Router = Callable[[str, Sequence[tuple[str, str]]], "tuple[str, str] | None"]
 (provider, model) to try first, or ``None`` for the primary."""
 
 ModelResolver = Callable[..., ChatModel]
-"""Builds a model: ``(provider, model, *, api_key, base_url, environ)`` (`resolve_model`)."""
+"""Builds a hop's model: ``(provider, model, *, api_key, base_url, environ, hop)``; ``hop`` is
+the hop's position (0 for the primary or the router's choice). The default is `resolve_model`,
+which does not need the position."""
+
+
+def _resolve_any_hop(
+    provider: str | None,
+    model: str | None,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    hop: int = 0,
+) -> ChatModel:
+    return resolve_model(provider, model, api_key=api_key, base_url=base_url, environ=environ)
+
 
 FallbackCallback = Callable[[BaseException, str], None]
 HopFailureCallback = Callable[[str, str, BaseException], None]
@@ -127,7 +142,7 @@ class CompletionGateway:
         self,
         defaults: GatewayDefaults | None = None,
         *,
-        resolver: ModelResolver = resolve_model,
+        resolver: ModelResolver = _resolve_any_hop,
         health: ProviderHealthRegistry | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -161,7 +176,9 @@ class CompletionGateway:
     def _environ(self) -> Mapping[str, str]:
         return self.defaults.environ if self.defaults.environ is not None else os.environ
 
-    def _resolve(self, provider: str | None, model: str | None, *, primary: bool) -> ChatModel:
+    def _resolve(
+        self, provider: str | None, model: str | None, *, primary: bool, hop: int
+    ) -> ChatModel:
         defaults = self.defaults
         same = primary and (provider is None or provider == defaults.provider)
         return self._resolver(
@@ -170,6 +187,7 @@ class CompletionGateway:
             api_key=defaults.api_key if same else None,
             base_url=defaults.base_url if same else None,
             environ=self._environ(),
+            hop=hop,
         )
 
 
@@ -213,7 +231,7 @@ class GatewayTurn:
         gateway = self._gateway
         defaults = gateway.defaults
         try:
-            primary = gateway._resolve(self._provider, self._model, primary=True)
+            primary = gateway._resolve(self._provider, self._model, primary=True, hop=0)
         except GMIError as exc:
             raise GMIError(
                 exc.message, GMIErrorCode.CONFIGURATION_ERROR, {**exc.details, "hop": 0}
@@ -235,7 +253,7 @@ class GatewayTurn:
             choice = defaults.router(self._task_hint, candidates)
             if choice is not None and choice != (primary.provider_id, primary.model_id):
                 try:
-                    first = gateway._resolve(choice[0], choice[1], primary=False)
+                    first = gateway._resolve(choice[0], choice[1], primary=False, hop=0)
                 except GMIError as exc:
                     first = _Unstartable(choice[0], choice[1], exc)
         hops: list[Hop | _Unstartable] = [
@@ -245,7 +263,7 @@ class GatewayTurn:
         ]
         for position, leg in enumerate(legs, start=1):
             try:
-                model = gateway._resolve(leg.provider, leg.model, primary=False)
+                model = gateway._resolve(leg.provider, leg.model, primary=False, hop=position)
             except GMIError as exc:
                 hops.append(_Unstartable(leg.provider, leg.model or "", exc))
                 continue
@@ -336,7 +354,7 @@ class GatewayTurn:
 def create_completion_gateway(
     defaults: GatewayDefaults | None = None,
     *,
-    resolver: ModelResolver = resolve_model,
+    resolver: ModelResolver = _resolve_any_hop,
     health: ProviderHealthRegistry | None = None,
     clock: Clock | None = None,
 ) -> CompletionGateway:

@@ -71,7 +71,9 @@ class ProviderInfo:
     ``env_key`` names the variable holding its API key; ``extra`` the install extra its adapter
     needs; ``factory`` builds its models; ``default_model`` serves calls that name no model;
     ``base_url_env`` names a variable holding its endpoint, which also makes the provider
-    available without a key (Ollama's ``OLLAMA_BASE_URL``).
+    available without a key (Ollama's ``OLLAMA_BASE_URL``); ``endpoint_env`` names a variable
+    that only moves its endpoint (``OPENROUTER_BASE_URL``: a proxy, a test server) and is no
+    credential.
     """
 
     id: str
@@ -80,6 +82,7 @@ class ProviderInfo:
     factory: ModelFactory | None = None
     default_model: str | None = None
     base_url_env: str | None = None
+    endpoint_env: str | None = None
 
 
 def _missing_adapter(provider_id: str, extra: str, error: ImportError) -> GMIError:
@@ -186,6 +189,7 @@ def _compatible(
         "openai",
         _openai_compatible(provider_id, default_model, base_url),
         default_model,
+        endpoint_env=f"{provider_id.upper()}_BASE_URL",
     )
 
 
@@ -195,7 +199,12 @@ KNOWN_PROVIDERS: dict[str, ProviderInfo] = {
     for info in (
         _compatible("openai", "OPENAI_API_KEY", "gpt-4o-mini", None),
         ProviderInfo(
-            "anthropic", "ANTHROPIC_API_KEY", "anthropic", _anthropic, "claude-sonnet-4-6"
+            "anthropic",
+            "ANTHROPIC_API_KEY",
+            "anthropic",
+            _anthropic,
+            "claude-sonnet-4-6",
+            endpoint_env="ANTHROPIC_BASE_URL",
         ),
         _compatible(
             "openrouter", "OPENROUTER_API_KEY", "openai/gpt-4o-mini", "https://openrouter.ai/api/v1"
@@ -345,5 +354,10 @@ def resolve_model(
             GMIErrorCode.CONFIGURATION_ERROR,
             {"option": "api_key", "provider": provider, "env": info.env_key},
         )
-    endpoint = base_url or (env.get(info.base_url_env) if info.base_url_env else None) or None
+    endpoint = (
+        base_url
+        or (env.get(info.base_url_env) if info.base_url_env else None)
+        or (env.get(info.endpoint_env) if info.endpoint_env else None)
+        or None
+    )
     return info.factory(model_id or info.default_model, key, endpoint)
