@@ -11,7 +11,8 @@ the target and PASS or FAIL, and writes the figures to ``bench/results/<name>.js
 A new benchmark is a module that subclasses `Benchmark` and calls `register`; import it below.
 """
 
-from bench import local_stream as local_stream  # imported for its registrations
+from bench import gateway_stream as gateway_stream  # imported for its registrations
+from bench import local_stream as local_stream
 from bench.registry import BENCHMARKS, Benchmark, Metric, Sample, get, register
 
 __all__ = ["BENCHMARKS", "Benchmark", "Metric", "Sample", "get", "register"]
