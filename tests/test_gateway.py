@@ -306,3 +306,19 @@ async def test_a_fallback_legs_headroom_raises_the_output_cap_of_its_hop() -> No
         pass
     assert models.models["openai"].requests[0].options.max_tokens == 100
     assert models.models["anthropic"].requests[0].options.max_tokens == 612
+
+
+async def test_a_fallback_legs_effort_and_cache_apply_to_its_hop() -> None:
+    models = Models(
+        openai=scripted("openai", ScriptStep.fail(503, "down")),
+        anthropic=scripted("anthropic", "ok"),
+    )
+    leg = FallbackLeg("anthropic", effort="low", cache=False)
+    turn = gateway(models, fallback_providers=[leg]).begin_turn()
+    request = ModelRequest([Message.user("Hi")], options=CompletionOptions(effort="high"))
+    async for _ in turn.stream_step(lambda hop: request):
+        pass
+    first = models.models["openai"].requests[0].options
+    second = models.models["anthropic"].requests[0].options
+    assert (first.effort, first.cache) == ("high", None)
+    assert (second.effort, second.cache) == ("low", False)

@@ -365,12 +365,17 @@ def create_completion_gateway(
 def _with_leg_settings(request: ModelRequest, leg: FallbackLeg | None) -> ModelRequest:
     """Apply a fallback entry's settings to the steps its hop serves.
 
-    Spec: a fallback entry's ``maxTokensHeadroom`` applies to the steps its hop serves; it is
-    added to a call's ``max_tokens`` (a call without one stays uncapped).
+    Spec: a fallback entry's ``effort``, ``cache`` and ``maxTokensHeadroom`` apply to the steps
+    its hop serves. The headroom is added to a call's ``max_tokens`` (a call without one stays
+    uncapped); ``effort`` and ``cache`` replace the call's own when the entry sets them.
     """
-    if leg is None or leg.max_tokens_headroom is None or request.options.max_tokens is None:
+    if leg is None:
         return request
-    options = replace(
-        request.options, max_tokens=request.options.max_tokens + leg.max_tokens_headroom
-    )
-    return replace(request, options=options)
+    options = request.options
+    if leg.max_tokens_headroom is not None and options.max_tokens is not None:
+        options = replace(options, max_tokens=options.max_tokens + leg.max_tokens_headroom)
+    if leg.effort is not None:
+        options = replace(options, effort=leg.effort)
+    if leg.cache is not None:
+        options = replace(options, cache=leg.cache)
+    return request if options is request.options else replace(request, options=options)

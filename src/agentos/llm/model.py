@@ -96,7 +96,9 @@ class CompletionOptions:
     and ``min_p`` for the local model, for example). ``response_schema`` (a JSON schema) and
     ``schema_name`` ask for a structured answer: each adapter sends its provider's payload and
     says on its `FinishChunk` where it put the schema. ``user_id`` is the end user's id, sent as
-    the provider's end-user field.
+    the provider's end-user field. ``effort`` (a reasoning-effort level such as ``"low"``) and
+    ``cache`` (prompt caching: ``True``, ``False``, or a time to live ``"5m"`` / ``"1h"``) go to
+    providers that have such settings; a fallback leg's own values replace them on its hop.
     """
 
     temperature: float | None = None
@@ -114,6 +116,8 @@ class CompletionOptions:
     schema_name: str | None = None
     thinking_budget_tokens: int | None = None
     cache_diagnostics: CacheDiagnosticsRequest | None = None
+    effort: str | None = None
+    cache: bool | Literal["5m", "1h"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
