@@ -11,7 +11,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 import pytest
@@ -312,6 +312,50 @@ async def test_max_tokens_comes_from_the_catalog(serve: Serve, catalog_entry: No
     server = serve(ok())
     await collect(model_for(server), ModelRequest(HELLO))
     assert body(server)["max_tokens"] == 64_000
+
+
+PLAIN_BODY: dict[str, Any] = {
+    "model": MODEL,
+    "max_tokens": 4096,
+    "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}],
+    "stream": True,
+}
+
+
+async def test_effort_goes_in_output_config(serve: Serve) -> None:
+    server = serve(ok())
+    options = CompletionOptions(effort="medium")
+    await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server) == {**PLAIN_BODY, "output_config": {"effort": "medium"}}
+
+
+@pytest.mark.parametrize(
+    ("cache", "sent"),
+    [
+        (True, {"type": "ephemeral"}),
+        ("5m", {"type": "ephemeral", "ttl": "5m"}),
+        ("1h", {"type": "ephemeral", "ttl": "1h"}),
+    ],
+)
+async def test_cache_is_the_top_level_automatic_cache_control(
+    serve: Serve, cache: bool | Literal["5m", "1h"], sent: dict[str, str]
+) -> None:
+    server = serve(ok())
+    messages = [Message.system("You are terse."), *HELLO]
+    options = CompletionOptions(cache=cache)
+    await collect(model_for(server), ModelRequest(messages, options=options))
+    # One request-level marker: no block of the system prompt or the messages carries one.
+    assert body(server) == {**PLAIN_BODY, "system": "You are terse.", "cache_control": sent}
+
+
+@pytest.mark.parametrize("cache", [False, None])
+async def test_no_cache_control_when_cache_is_off_or_unset(
+    serve: Serve, cache: Literal[False] | None
+) -> None:
+    server = serve(ok())
+    options = CompletionOptions(cache=cache)
+    await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server) == PLAIN_BODY
 
 
 async def test_tools_are_sent_with_their_schema(serve: Serve) -> None:
@@ -913,6 +957,18 @@ async def test_the_output_format_route(serve: Serve) -> None:
     assert "tools" not in sent
     assert "tool_choice" not in sent
     assert "system" not in sent
+
+
+async def test_effort_merges_with_the_output_format(serve: Serve) -> None:
+    server = serve(Reply(events=text_stream(['{"name": "Ada", "age": 36}'])))
+    options = CompletionOptions(response_schema=PERSON, effort="low", cache="1h")
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert finish_of(chunks).schema_route == "output_format"
+    sent = body(server)
+    assert sent["output_config"]["effort"] == "low"
+    assert sent["output_config"]["format"]["type"] == "json_schema"
+    assert set(sent["output_config"]) == {"effort", "format"}
+    assert sent["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
 
 
 async def test_the_forced_tool_route_streams_the_answer_as_text(serve: Serve) -> None:

@@ -11,7 +11,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import google
 import pytest
@@ -45,6 +45,7 @@ from agentos.llm.model import (
     ToolDefinition,
     UsageChunk,
 )
+from agentos.llm.providers import _gemini_request
 from agentos.llm.providers.gemini import (
     DEFAULT_GEMINI_MODEL,
     GeminiEmbedder,
@@ -330,6 +331,45 @@ async def test_completion_options_are_sent_when_set(serve: Serve) -> None:
     assert "user-42" not in json.dumps(body)
 
 
+async def test_effort_is_the_thinking_level(serve: Serve) -> None:
+    options = CompletionOptions(effort="low")
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body == {
+        "contents": [{"role": "user", "parts": [{"text": "Hello"}]}],
+        "generationConfig": {"thinkingConfig": {"thinking_level": "LOW"}},
+    }
+
+
+async def test_effort_wins_over_a_thinking_budget(serve: Serve) -> None:
+    # The API refuses a level and a budget together: the level goes, the budget does not.
+    options = CompletionOptions(
+        effort="High",
+        thinking_budget_tokens=1024,
+        custom_model_params={"thinking_config": {"include_thoughts": True}},
+    )
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body["generationConfig"] == {
+        "thinkingConfig": {"thinking_level": "HIGH", "include_thoughts": True}
+    }
+
+
+@pytest.mark.parametrize("cache", [True, False, "5m", "1h"])
+async def test_cache_is_never_sent_gemini_caches_implicitly(
+    serve: Serve, cache: bool | Literal["5m", "1h"]
+) -> None:
+    options = CompletionOptions(cache=cache)
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body == {
+        "contents": [{"role": "user", "parts": [{"text": "Hello"}]}],
+        "generationConfig": {},
+    }
+
+
+def test_the_thinking_levels_are_the_sdks() -> None:
+    sdk = {level.value for level in types.ThinkingLevel} - {"THINKING_LEVEL_UNSPECIFIED"}
+    assert set(_gemini_request._THINKING_LEVELS) == sdk
+
+
 async def test_system_and_summary_messages_become_the_instruction_in_order(serve: Serve) -> None:
     messages = [
         Message.system("You are terse."),
@@ -450,6 +490,22 @@ def test_check_options_refuses_settings_the_config_cannot_take() -> None:
             model.check_options(CompletionOptions(custom_model_params={key: 1}))
         assert caught.value.code == GMIErrorCode.INVALID_ARGUMENT
         assert caught.value.details == {"option": "custom_model_params", "key": key}
+
+
+async def test_an_effort_gemini_has_no_level_for_is_refused_before_any_request(
+    serve: Serve,
+) -> None:
+    served = serve()
+    model = model_for(served)
+    options = CompletionOptions(effort="max")
+    with pytest.raises(GMIError) as caught:
+        model.check_options(options)
+    assert caught.value.code == GMIErrorCode.INVALID_ARGUMENT
+    assert caught.value.details == {"option": "effort", "effort": "max"}
+    with pytest.raises(GMIError) as caught:
+        await collect(model, ModelRequest(HELLO, options=options))
+    assert caught.value.details["option"] == "effort"
+    assert served.requests == []
 
 
 async def test_invalid_custom_values_are_refused_naming_the_option(serve: Serve) -> None:

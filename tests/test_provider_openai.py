@@ -15,7 +15,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 import openai
 import pytest
@@ -317,6 +317,52 @@ async def test_options_tools_and_user_are_sent_when_set() -> None:
         "stop": ["\n\n", "END"],
         "logit_bias": {"50256": -100},
         "parallel_tool_calls": False,
+    }
+
+
+async def test_effort_goes_as_reasoning_effort() -> None:
+    request = ModelRequest(HELLO.messages, options=CompletionOptions(effort="low"))
+    _, server = await run([stream_reply(CHUNKS.text_events(["ok"]))], request)
+    assert body_of(server) == {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Hello"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "reasoning_effort": "low",
+    }
+
+
+@pytest.mark.parametrize("cache", [True, False, "5m", "1h"])
+async def test_cache_is_never_sent_openai_caches_on_its_own(
+    cache: bool | Literal["5m", "1h"],
+) -> None:
+    # No Chat Completions field takes on/off or a 5m/1h lifetime (prompt_cache_retention takes
+    # in_memory/24h, prompt_cache_options.ttl 30m): the body is the one without the option.
+    options = CompletionOptions(cache=cache)
+    request = ModelRequest(HELLO.messages, options=options)
+    _, server = await run([stream_reply(CHUNKS.text_events(["ok"]))], request)
+    assert body_of(server) == {
+        "model": MODEL,
+        "messages": [{"role": "user", "content": "Hello"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+
+async def test_effort_and_cache_on_openai_itself() -> None:
+    with serving([stream_reply(CHUNKS.text_events(["ok"]))]) as server:
+        client = openai.AsyncOpenAI(api_key="sk-own", base_url=f"{server.url}/v1", max_retries=0)
+        model = OpenAIModel("o4-mini", client=client)
+        options = CompletionOptions(effort="high", cache="1h", max_tokens=64)
+        await collect(model, ModelRequest(HELLO.messages, options=options))
+        await client.close()
+    assert body_of(server) == {
+        "model": "o4-mini",
+        "messages": [{"role": "user", "content": "Hello"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_completion_tokens": 64,
+        "reasoning_effort": "high",
     }
 
 

@@ -204,6 +204,13 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
     ``seed`` have no Anthropic equivalent. ``cache_diagnostics`` becomes the ``diagnostics``
     object (``{"previous_message_id": id or null}``), sent only when asked for; it needs no beta
     header on that API version.
+
+    ``effort`` goes as ``output_config.effort`` beside the JSON output format's
+    ``output_config.format`` when both are set (the SDK's ``OutputConfigParam`` takes ``low``,
+    ``medium``, ``high``, ``xhigh`` and ``max``). ``cache`` turns on automatic prompt caching:
+    the request's top-level ``cache_control`` (``{"type": "ephemeral"}``, with ``"ttl"`` when a
+    lifetime is given), which the API applies to the last cacheable block and moves forward as
+    the conversation grows; ``False`` or unset sends no ``cache_control`` at all.
     """
     options = request.options
     traits = model_traits(model_id)
@@ -251,6 +258,13 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
             if manual is not None
             else {"type": "adaptive"}
         )
+    if options.effort is not None:
+        params["output_config"] = {**params.get("output_config", {}), "effort": options.effort}
+    if options.cache is not None and options.cache is not False:
+        cache_control: dict[str, Any] = {"type": "ephemeral"}
+        if options.cache is not True:
+            cache_control["ttl"] = options.cache
+        params["cache_control"] = cache_control
     if options.cache_diagnostics is not None:
         # The object is the opt-in: a null previous_message_id asks for no comparison yet.
         params["diagnostics"] = {

@@ -38,6 +38,7 @@ __all__ = [
     "build_config",
     "build_contents",
     "check_custom_params",
+    "check_effort",
     "config_field",
     "decode_signature",
     "encode_signature",
@@ -273,6 +274,26 @@ def check_custom_params(params: dict[str, Any]) -> dict[str, str]:
     return fields
 
 
+# The levels ``google.genai.types.ThinkingLevel`` names (THINKING_LEVEL_UNSPECIFIED aside), kept
+# here so that checking an effort does not import the SDK.
+_THINKING_LEVELS = ("MINIMAL", "LOW", "MEDIUM", "HIGH", "XHIGH")
+
+
+def check_effort(effort: str | None) -> str | None:
+    """The ``thinking_level`` for ``effort`` (its upper-case name), or `GMIError` if none fits."""
+    if effort is None:
+        return None
+    level = effort.strip().upper()
+    if level not in _THINKING_LEVELS:
+        raise _bad(
+            "effort",
+            f"effort {effort!r} is not a Gemini thinking level (one of "
+            f"{', '.join(name.lower() for name in _THINKING_LEVELS)})",
+            effort=effort,
+        )
+    return level
+
+
 def build_config(
     options: CompletionOptions,
     tools: Sequence[ToolDefinition],
@@ -284,6 +305,16 @@ def build_config(
     tools, and a stream that breaks must fail rather than be re-sent behind the caller's back.
     ``user_id`` is not sent: the Gemini API has no end-user field. ``schema_name`` is not sent
     either: Gemini's ``response_json_schema`` has no name.
+
+    ``effort`` becomes ``thinking_config.thinking_level`` (`check_effort`). The API refuses a
+    thinking level and a thinking budget on one request (a 400), so when ``effort`` and
+    ``thinking_budget_tokens`` are both set the level wins and the budget is not sent: the
+    effort is the setting a fallback leg gives its own hop, and the level is how current
+    (Gemini 3) models take thinking; a budget alone still goes as ``thinking_budget``.
+    ``custom_model_params`` merges into ``thinking_config`` after both, the caller's keys
+    winning. ``cache`` is never sent: Gemini caches repeated prompt prefixes implicitly, with
+    no request field to turn that on or off or to set its lifetime (explicit caching is a
+    separate ``cachedContents`` resource this adapter does not manage).
     """
     from google.genai import types
 
@@ -323,7 +354,10 @@ def build_config(
     if options.response_schema is not None:
         config["response_mime_type"] = "application/json"
         config["response_json_schema"] = options.response_schema
-    if options.thinking_budget_tokens is not None:
+    level = check_effort(options.effort)
+    if level is not None:
+        config["thinking_config"] = {"thinking_level": level}
+    elif options.thinking_budget_tokens is not None:
         config["thinking_config"] = {"thinking_budget": options.thinking_budget_tokens}
     if options.request_timeout is not None:
         # HttpOptions.timeout is in milliseconds; the SDK also sends it as X-Server-Timeout.

@@ -14,6 +14,16 @@ reaches the server is exactly what this module builds, whichever SDK version is 
   schema fits strict mode (`strict_mode_problem`), otherwise JSON mode with the schema as a
   system message after the prompt's leading system messages (spec: a hop whose payload carries
   no schema gets it in the prompt). No tools are offered on a structured step.
+- ``effort`` goes as ``reasoning_effort``, the level as given (the SDK's ``ReasoningEffort``
+  names ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh`` and ``max``; a model
+  that does not take a level refuses it with a 400).
+- ``cache`` is never sent. OpenAI caches every long enough prompt prefix on its own, and Chat
+  Completions has no on/off switch nor a five-minute or one-hour lifetime:
+  ``prompt_cache_retention`` takes only ``in_memory`` or ``24h`` (and is deprecated), and
+  ``prompt_cache_options.ttl`` only ``30m`` (gpt-5.6 and later). ``True`` and ``"5m"`` /
+  ``"1h"`` therefore leave the automatic caching as it is, and ``False`` cannot turn it off
+  (``prompt_cache_options.mode="explicit"`` without breakpoints would, but only on gpt-5.6 and
+  later and not on compatible servers). ``custom_model_params`` can still set either field.
 """
 
 from __future__ import annotations
@@ -120,6 +130,7 @@ def chat_body(request: ModelRequest, *, model_id: str, token_field: TokenField) 
         ("presence_penalty", options.presence_penalty),
         ("seed", options.seed),
         ("user", options.user_id),
+        ("reasoning_effort", options.effort),
     )
     body.update((key, value) for key, value in sampling if value is not None)
     if options.stop_sequences:

@@ -74,6 +74,7 @@ from agentos.llm.providers._gemini_request import (
     build_config,
     build_contents,
     check_custom_params,
+    check_effort,
 )
 from agentos.llm.providers._gemini_response import StreamState, provider_error
 
@@ -183,13 +184,16 @@ class GeminiModel:
         return self._model_id
 
     def check_options(self, options: CompletionOptions) -> None:
-        """Refuse, before any call, ``custom_model_params`` Gemini's config cannot take.
+        """Refuse, before any call, options Gemini cannot take (`GMIError` naming the option).
 
-        A key must name a ``GenerateContentConfig`` field (snake_case or camelCase) that the
-        adapter does not set itself (tools, tool config, system instruction, HTTP options,
-        candidate count, automatic calling and continuation). Raises `GMIError` naming it.
+        A ``custom_model_params`` key must name a ``GenerateContentConfig`` field (snake_case or
+        camelCase) that the adapter does not set itself (tools, tool config, system instruction,
+        HTTP options, candidate count, automatic calling and continuation). An ``effort`` must
+        be one of Gemini's thinking levels (``minimal``, ``low``, ``medium``, ``high``,
+        ``xhigh``).
         """
         check_custom_params(options.custom_model_params)
+        check_effort(options.effort)
 
     async def aclose(self) -> None:
         """Close the SDK's HTTP connections, when this model made its client."""
