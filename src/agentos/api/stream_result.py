@@ -101,11 +101,10 @@ class StreamTextResult:
     async def _texts(self) -> AsyncGenerator[str, None]:
         async with closing_stream(self._parts()) as parts:
             async for part in parts:
-                match part:
-                    case TextDeltaPart(text=text):
-                        yield text
-                    case ErrorPart(error=error):
-                        raise error
+                if type(part) is TextDeltaPart:
+                    yield part.text
+                elif type(part) is ErrorPart:
+                    raise part.error
 
     async def _after(self, pick: Callable[[GenerateTextResult], T]) -> T:
         if not self._claimed:

@@ -122,6 +122,11 @@ class TextRun:
             try:
                 async with closing_stream(self.turn.stream_step(build)) as items:
                     async for item in items:
+                        if type(item) is TextDelta:  # most chunks: skip the match below
+                            if item.text:
+                                text.append(item.text)
+                                yield TextDeltaPart(item.text)
+                            continue
                         match item:
                             case AttemptFailed():
                                 self.failed_attempts.append(item)

@@ -34,6 +34,7 @@ from agentos.llm.model import (
     FinishReason,
     ModelChunk,
     ModelRequest,
+    TextDelta,
     UsageChunk,
     closing_stream,
 )
@@ -208,6 +209,9 @@ class MeteredModel:
         try:
             async with closing_stream(self.inner.stream(request)) as chunks:
                 async for chunk in chunks:
+                    if type(chunk) is TextDelta:  # the common case first: one test per delta
+                        yield chunk
+                        continue
                     if isinstance(chunk, UsageChunk):
                         last_usage = chunk.usage
                     elif isinstance(chunk, FinishChunk):

@@ -7,10 +7,13 @@
   key is a `ProviderError` (kind ``setup``) naming the variable. The key is always given to the
   SDK, so it never sends ``OPENAI_API_KEY`` to another provider.
 - The SDK never retries (``max_retries=0``): falling back is the completion gateway's job.
-- One SDK client per event loop: a pooled connection cannot serve another loop than the one
-  that opened it (``asyncio.run()`` per call, as the sync wrappers do). A finished loop's
-  connections cannot be closed from another loop: they are left to the garbage collector. A
-  client passed in is used as it is.
+- One SDK client per event loop and per (key, endpoint, headers), shared by every model that
+  uses them: building a client costs about 20 ms (its SSL context), so a call that builds a
+  model per call (``generate_text(provider=...)``) reuses the loop's client and its open
+  connections. A pooled connection cannot serve another loop than the one that opened it
+  (``asyncio.run()`` per call, as the sync wrappers do); a finished loop's clients are marked
+  closed when the next loop asks for one. A model's ``aclose()`` closes the shared client
+  once no other open model uses it. A client passed in is used as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from agentos.llm.errors import ProviderError
@@ -111,7 +114,6 @@ class OpenAIClients:
         self.official = provider_id == "openai" and (url is None or "api.openai.com" in url)
         """Whether calls go to OpenAI itself rather than to a compatible server."""
         self.api_key = NO_KEY
-        self._by_loop: dict[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = {}
         if client is not None:
             return
         if known is None and base_url is None:
@@ -137,36 +139,66 @@ class OpenAIClients:
             )
 
     async def get(self) -> openai.AsyncOpenAI:
-        """The client for the running event loop, built on first use."""
+        """The shared client for the running event loop, built on first use."""
         if self.given is not None:
             return self.given
-        await self._drop_finished_loops()
+        await _drop_finished_loops()
         loop = asyncio.get_running_loop()
-        client = self._by_loop.get(loop)
-        if client is None:
+        shared = _POOL.setdefault(loop, {})
+        entry = shared.get(self._key)
+        if entry is None:
             import openai
 
-            client = self._by_loop[loop] = openai.AsyncOpenAI(
+            client = openai.AsyncOpenAI(
                 api_key=self.api_key,
                 base_url=self.base_url,
                 max_retries=0,
                 default_headers=self.headers or None,
             )
-        return client
+            entry = shared[self._key] = _Shared(client)
+        entry.users.add(id(self))
+        return entry.client
 
-    async def _drop_finished_loops(self) -> None:
-        for loop in [loop for loop in self._by_loop if loop.is_closed()]:
-            stale = self._by_loop.pop(loop)
+    async def aclose(self) -> None:
+        """Stop using the running loop's client; close it when no other model uses it.
+
+        A client passed in stays open: its owner closes it.
+        """
+        if self.given is not None:
+            return
+        await _drop_finished_loops()
+        shared = _POOL.get(asyncio.get_running_loop(), {})
+        entry = shared.get(self._key)
+        if entry is None:
+            return
+        entry.users.discard(id(self))
+        if not entry.users:
+            del shared[self._key]
+            await entry.client.close()
+
+    @property
+    def _key(self) -> tuple[str, str | None, tuple[tuple[str, str], ...]]:
+        return (self.api_key, self.base_url, tuple(sorted(self.headers.items())))
+
+
+@dataclass(slots=True)
+class _Shared:
+    """A pooled client and the models (by id) that use it."""
+
+    client: openai.AsyncOpenAI
+    users: set[int] = field(default_factory=set)
+
+
+_POOL: dict[
+    asyncio.AbstractEventLoop, dict[tuple[str, str | None, tuple[tuple[str, str], ...]], _Shared]
+] = {}
+
+
+async def _drop_finished_loops() -> None:
+    for loop in [loop for loop in _POOL if loop.is_closed()]:
+        for entry in _POOL.pop(loop).values():
             # Its connections belong to the finished loop, so closing them fails; closing the
             # client still marks it closed, so the SDK does not try again when it is collected
             # (from inside this loop, where that attempt would log an error).
             with contextlib.suppress(RuntimeError):
-                await stale.close()
-
-    async def aclose(self) -> None:
-        """Close the running loop's client (and finished loops'); a client passed in stays."""
-        if self.given is None:
-            await self._drop_finished_loops()
-            client = self._by_loop.pop(asyncio.get_running_loop(), None)
-            if client is not None:
-                await client.close()
+                await entry.client.close()
