@@ -1,6 +1,6 @@
 """A Chat Completions stream turned into agentos chunks, and SDK failures into provider errors.
 
-`StreamAssembler` reads the SDK's ``ChatCompletionChunk`` objects of one call (one choice):
+`StreamAssembler` reads the streamed chunks of one call (one choice) as the JSON the server sent:
 
 - each text delta becomes a `TextDelta` as it arrives;
 - tool-call fragments are joined by their ``index`` (parallel calls interleave) and become
@@ -26,7 +26,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from agentos.core.messages import ToolCall
 from agentos.core.usage import ModelUsage
@@ -41,11 +41,6 @@ from agentos.llm.model import (
     ToolCallChunk,
     UsageChunk,
 )
-
-if TYPE_CHECKING:
-    from openai.types.chat import ChatCompletionChunk
-    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
-    from openai.types.completion_usage import CompletionUsage
 
 __all__ = ["StreamAssembler", "model_usage", "provider_error"]
 
@@ -83,38 +78,47 @@ class StreamAssembler:
         self._message_id: str | None = None
         self._response_model: str | None = None
 
-    def feed(self, chunk: ChatCompletionChunk) -> list[ModelChunk]:
-        """The agentos chunks one SDK chunk yields (raises `ProviderError` on a broken stream)."""
-        if getattr(chunk, "object", None) == "error":
+    def feed(self, chunk: Mapping[str, Any]) -> list[ModelChunk]:
+        """The agentos chunks one streamed chunk yields (raises `ProviderError` on a broken stream).
+
+        ``chunk`` is the event's JSON as the server sent it: reading plain dicts spares the
+        SDK's per-chunk model building, the largest per-chunk cost of a stream.
+        """
+        if not isinstance(chunk, Mapping):
+            raise self._broken(f"{self.provider_id} sent a stream event that is not an object")
+        if chunk.get("object") == "error":
             # vLLM reports a failure mid-stream as {"object": "error", "message": ...}, which
             # the SDK does not recognise as an error event.
-            message = getattr(chunk, "message", None) or "the server reported an error"
+            message = chunk.get("message") or "the server reported an error"
             raise self._broken(f"{self.provider_id} reported an error in the stream: {message}")
-        self._message_id = self._message_id or getattr(chunk, "id", None) or None
-        self._response_model = getattr(chunk, "model", None) or self._response_model
-        raw_usage = getattr(chunk, "usage", None)
-        if raw_usage is not None:
+        self._message_id = self._message_id or chunk.get("id") or None
+        self._response_model = chunk.get("model") or self._response_model
+        raw_usage = chunk.get("usage")
+        if isinstance(raw_usage, Mapping):
             # Providers report running totals: the last report wins.
             self.usage = model_usage(
                 raw_usage, provider_id=self.provider_id, model_id=self.model_id
             )
         out: list[ModelChunk] = []
-        for choice in getattr(chunk, "choices", None) or ():
+        for choice in chunk.get("choices") or ():
             # One choice is asked for (a server may leave its index out); nothing after the
             # finish belongs to it.
-            if self.finished or (choice.index or 0) != 0:
+            if self.finished or (choice.get("index") or 0) != 0:
                 continue
-            delta = choice.delta
-            if delta is not None:
-                if delta.content:
+            delta = choice.get("delta")
+            if delta:
+                content = delta.get("content")
+                if content:
                     self.output = True
-                    out.append(TextDelta(delta.content))
-                if delta.refusal:
-                    self._refusal.append(delta.refusal)
-                for fragment in delta.tool_calls or ():
+                    out.append(TextDelta(content))
+                refusal = delta.get("refusal")
+                if refusal:
+                    self._refusal.append(refusal)
+                for fragment in delta.get("tool_calls") or ():
                     self._add_fragment(fragment)
-            if choice.finish_reason:
-                out.extend(self._finish(str(choice.finish_reason)))
+            reason = choice.get("finish_reason")
+            if reason:
+                out.extend(self._finish(str(reason)))
         return out
 
     def end(self) -> list[ModelChunk]:
@@ -144,20 +148,20 @@ class StreamAssembler:
             usage=self.usage,
         )
 
-    def _add_fragment(self, fragment: ChoiceDeltaToolCall) -> None:
-        index: int | None = fragment.index
+    def _add_fragment(self, fragment: Mapping[str, Any]) -> None:
+        index = fragment.get("index")
+        function = fragment.get("function") or {}
         if not isinstance(index, int):
             # A server that leaves the index out: a fragment with an id or a name (which only
             # a call's first fragment carries) starts a new call, any other continues the last.
-            starts = fragment.id or (fragment.function and fragment.function.name)
+            starts = fragment.get("id") or function.get("name")
             index = len(self._calls) if starts or not self._calls else max(self._calls)
         pending = self._calls.setdefault(index, _PendingCall())
-        pending.id = pending.id or fragment.id or None
-        function = fragment.function
-        if function is not None:
-            pending.name = pending.name or function.name or None
-            if function.arguments:
-                pending.arguments.append(function.arguments)
+        pending.id = pending.id or fragment.get("id") or None
+        pending.name = pending.name or function.get("name") or None
+        arguments = function.get("arguments")
+        if arguments:
+            pending.arguments.append(arguments)
 
     def _finish(self, reason: str) -> list[ModelChunk]:
         if reason == "error":  # OpenRouter's finish for a failure it reports in the stream
@@ -209,24 +213,24 @@ class StreamAssembler:
         )
 
 
-def model_usage(raw: CompletionUsage, *, provider_id: str, model_id: str) -> ModelUsage:
-    """OpenAI's usage as a `ModelUsage`, with its cost.
+def model_usage(raw: Mapping[str, Any], *, provider_id: str, model_id: str) -> ModelUsage:
+    """OpenAI's usage object (as JSON) as a `ModelUsage`, with its cost.
 
     ``prompt_tokens`` is OpenAI's figure, which counts the cached tokens too (also reported as
     ``cache_read_tokens``), as the catalog's prices expect. OpenRouter reports the call's cost
     itself, which wins over the catalog's list price.
     """
-    prompt = _count(raw.prompt_tokens)
-    completion = _count(raw.completion_tokens)
-    details = getattr(raw, "prompt_tokens_details", None)
+    prompt = _count(raw.get("prompt_tokens"))
+    completion = _count(raw.get("completion_tokens"))
+    details = raw.get("prompt_tokens_details") or {}
     usage = ModelUsage(
         prompt_tokens=prompt,
         completion_tokens=completion,
-        total_tokens=_count(raw.total_tokens) or prompt + completion,
-        cache_read_tokens=_count(getattr(details, "cached_tokens", 0)),
-        cache_write_tokens=_count(getattr(details, "cache_write_tokens", 0)),
+        total_tokens=_count(raw.get("total_tokens")) or prompt + completion,
+        cache_read_tokens=_count(details.get("cached_tokens", 0)),
+        cache_write_tokens=_count(details.get("cache_write_tokens", 0)),
     )
-    reported = getattr(raw, "cost", None) if provider_id == "openrouter" else None
+    reported = raw.get("cost") if provider_id == "openrouter" else None
     if isinstance(reported, int | float) and math.isfinite(reported) and reported >= 0:
         return replace(usage, cost_usd=float(reported))
     return priced(provider_id, model_id, usage)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.catalog import model_info
@@ -34,7 +34,6 @@ from agentos.llm.providers._openai_wire import TokenField, chat_body, check_body
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletionChunk
 
 __all__ = [
     "INSTALL_HINT",
@@ -116,22 +115,27 @@ class OpenAIModel:
 
         self.check_options(request.options)
         wire = chat_body(request, model_id=self._model_id, token_field=self._token_field)
-        extra = {k: v for k, v in wire.body.items() if k not in ("model", "messages", "stream")}
         timeout = request.options.request_timeout
         assembler = StreamAssembler(
             provider_id=self._provider_id, model_id=self._model_id, schema_route=wire.schema_route
         )
         client = await self._clients.get()
-        response: openai.AsyncStream[ChatCompletionChunk] | None = None
+        response: openai.AsyncStream[Any] | None = None
         try:
             try:
-                # The body goes out as built; extra_body keeps the SDK from reshaping it.
-                response = await client.chat.completions.create(
-                    model=self._model_id,
-                    messages=wire.body["messages"],
+                # The body goes out exactly as built, and the events come back as plain JSON
+                # (cast_to=object): the SDK still decodes the SSE, raises HTTP errors and
+                # in-stream error events, but builds no pydantic model per chunk.
+                response = await client.post(
+                    "/chat/completions",
+                    body=wire.body,
+                    cast_to=object,
+                    options={
+                        "security": {"bearer_auth": True},
+                        **({"timeout": timeout} if timeout is not None else {}),
+                    },
                     stream=True,
-                    extra_body=extra,
-                    timeout=timeout if timeout is not None else openai.NOT_GIVEN,
+                    stream_cls=openai.AsyncStream[Any],
                 )
                 async for chunk in response:
                     for out in assembler.feed(chunk):
