@@ -6,11 +6,8 @@ import asyncio
 import base64
 import json
 import sys
-import threading
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import google
@@ -70,7 +67,7 @@ from fakes.gemini_server import (
     text_part,
     usage,
 )
-from fakes.loopback import LoopbackServer, RecordedRequest, Reply
+from fakes.loopback import Reply, ScriptedServer, Served
 
 KEY = "gemini-test-key"
 MODEL = "gemini-2.5-flash"
@@ -103,53 +100,20 @@ def done(*parts: dict[str, Any], finish: str = "STOP", **kwargs: Any) -> dict[st
     return chunk(*parts, finish=finish, **kwargs)
 
 
-@dataclass
-class Served:
-    """One test's view of the shared loopback server: its URL and the requests it recorded."""
-
-    server: LoopbackServer
-    first: int
-
-    @property
-    def url(self) -> str:
-        return self.server.url
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        return self.server.requests[self.first :]
-
-    @property
-    def client_disconnected(self) -> threading.Event:
-        return self.server.client_disconnected
-
-
 Serve = Callable[..., Served]
 
 
 @pytest.fixture(scope="module")
-def loopback() -> Iterator[tuple[LoopbackServer, deque[Reply]]]:
-    """One server for the module (a server takes half a second to shut down)."""
-    script: deque[Reply] = deque()
-
-    def answer(request: RecordedRequest) -> Reply:
-        return script.popleft() if script else Reply(status=500, json={"unscripted": True})
-
-    with LoopbackServer(answer) as server:
-        yield server, script
+def loopback() -> Iterator[ScriptedServer]:
+    """One server for the module (a server takes a moment to shut down)."""
+    with ScriptedServer() as shared:
+        yield shared
 
 
 @pytest.fixture
-def serve(loopback: tuple[LoopbackServer, deque[Reply]]) -> Serve:
+def serve(loopback: ScriptedServer) -> Serve:
     """Script the shared server's next replies, in order."""
-    server, script = loopback
-
-    def start(*replies: Reply) -> Served:
-        script.clear()
-        script.extend(replies)
-        server.client_disconnected.clear()
-        return Served(server, len(server.requests))
-
-    return start
+    return loopback.serve
 
 
 _built: list[GeminiModel | GeminiEmbedder] = []

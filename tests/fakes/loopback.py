@@ -13,12 +13,13 @@ import socket
 import struct
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LoopbackServer", "RecordedRequest", "Reply", "sse"]
+__all__ = ["LoopbackServer", "RecordedRequest", "Reply", "ScriptedServer", "Served", "sse"]
 
 
 def sse(data: Any, event: str | None = None) -> str:
@@ -193,3 +194,56 @@ class LoopbackServer:
                 self.connection.close()
 
         return _Handler
+
+
+@dataclass
+class Served:
+    """One test's view of a shared server: its URL and the requests it recorded for this test."""
+
+    server: LoopbackServer
+    first: int
+
+    @property
+    def url(self) -> str:
+        """The server's URL."""
+        return self.server.url
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """The requests received since this test scripted the server."""
+        return self.server.requests[self.first :]
+
+    @property
+    def client_disconnected(self) -> threading.Event:
+        """Set when a client left while a stream was being written."""
+        return self.server.client_disconnected
+
+
+class ScriptedServer:
+    """One `LoopbackServer` for a whole test module, scripted anew by each test.
+
+    A server takes a moment to shut down, so provider test modules share one; `serve()` gives a
+    test its replies and a `Served` view of the requests that follow. A request with no reply
+    left gets HTTP 500 ``{"unscripted": true}``.
+    """
+
+    def __init__(self) -> None:
+        self._script: deque[Reply] = deque()
+        self.server = LoopbackServer(self._answer)
+
+    def _answer(self, request: RecordedRequest) -> Reply:
+        return self._script.popleft() if self._script else Reply(500, {"unscripted": True})
+
+    def __enter__(self) -> ScriptedServer:
+        self.server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.__exit__(*exc)
+
+    def serve(self, *replies: Reply) -> Served:
+        """Answer the next requests with ``replies``, in order."""
+        self._script.clear()
+        self._script.extend(replies)
+        self.server.client_disconnected.clear()
+        return Served(self.server, len(self.server.requests))
