@@ -18,13 +18,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from agentos.llm.errors import ProviderError
+from agentos.llm.providers._client_pool import ClientPool
 
 if TYPE_CHECKING:
     import openai
@@ -142,63 +141,34 @@ class OpenAIClients:
         """The shared client for the running event loop, built on first use."""
         if self.given is not None:
             return self.given
-        await _drop_finished_loops()
-        loop = asyncio.get_running_loop()
-        shared = _POOL.setdefault(loop, {})
-        entry = shared.get(self._key)
-        if entry is None:
+
+        def build() -> openai.AsyncOpenAI:
             import openai
 
-            client = openai.AsyncOpenAI(
+            return openai.AsyncOpenAI(
                 api_key=self.api_key,
                 base_url=self.base_url,
                 max_retries=0,
                 default_headers=self.headers or None,
             )
-            entry = shared[self._key] = _Shared(client)
-        entry.users.add(id(self))
-        return entry.client
+
+        return await _POOL.get(self._key, self, build)
 
     async def aclose(self) -> None:
         """Stop using the running loop's client; close it when no other model uses it.
 
         A client passed in stays open: its owner closes it.
         """
-        if self.given is not None:
-            return
-        await _drop_finished_loops()
-        shared = _POOL.get(asyncio.get_running_loop(), {})
-        entry = shared.get(self._key)
-        if entry is None:
-            return
-        entry.users.discard(id(self))
-        if not entry.users:
-            del shared[self._key]
-            await entry.client.close()
+        if self.given is None:
+            await _POOL.release(self._key, self)
 
     @property
     def _key(self) -> tuple[str, str | None, tuple[tuple[str, str], ...]]:
         return (self.api_key, self.base_url, tuple(sorted(self.headers.items())))
 
 
-@dataclass(slots=True)
-class _Shared:
-    """A pooled client and the models (by id) that use it."""
-
-    client: openai.AsyncOpenAI
-    users: set[int] = field(default_factory=set)
+async def _close(client: openai.AsyncOpenAI) -> None:
+    await client.close()
 
 
-_POOL: dict[
-    asyncio.AbstractEventLoop, dict[tuple[str, str | None, tuple[tuple[str, str], ...]], _Shared]
-] = {}
-
-
-async def _drop_finished_loops() -> None:
-    for loop in [loop for loop in _POOL if loop.is_closed()]:
-        for entry in _POOL.pop(loop).values():
-            # Its connections belong to the finished loop, so closing them fails; closing the
-            # client still marks it closed, so the SDK does not try again when it is collected
-            # (from inside this loop, where that attempt would log an error).
-            with contextlib.suppress(RuntimeError):
-                await entry.client.close()
+_POOL: ClientPool[openai.AsyncOpenAI] = ClientPool(_close)

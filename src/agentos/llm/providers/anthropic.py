@@ -51,6 +51,7 @@ from agentos.llm.model import ChatModel, CompletionOptions, ModelChunk, ModelReq
 from agentos.llm.providers._anthropic_request import MIN_THINKING_BUDGET, build_params
 from agentos.llm.providers._anthropic_schema import SchemaPlan, model_traits, schema_plan
 from agentos.llm.providers._anthropic_stream import PROVIDER, StreamState
+from agentos.llm.providers._client_pool import ClientPool
 
 if TYPE_CHECKING:
     import anthropic
@@ -116,8 +117,10 @@ class AnthropicModel:
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
         self._model_id = model_id
+        self._given: Any = None
+        self._settings: tuple[str, str | None] = ("", None)
         if client is None:
-            sdk = _sdk()
+            _sdk()
             key = api_key or os.environ.get(_ENV_KEY)
             if not key:
                 raise ProviderError(
@@ -127,13 +130,11 @@ class AnthropicModel:
                     kind="setup",
                     details={"env": _ENV_KEY, "option": "api_key"},
                 )
-            client = sdk.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0)
-            self._owns_client = True
+            # The client itself comes from the pool of the loop that runs each call.
+            self._settings = (key, base_url)
         else:
             # A copy that shares the caller's connection pool, which stays the caller's to close.
-            client = client.with_options(max_retries=0)
-            self._owns_client = False
-        self._client: Any = client
+            self._given = client.with_options(max_retries=0)
 
     @property
     def provider_id(self) -> str:
@@ -146,9 +147,23 @@ class AnthropicModel:
         return self._model_id
 
     async def aclose(self) -> None:
-        """Close the HTTP connections of the client this model built (not a client given)."""
-        if self._owns_client:
-            await self._client.close()
+        """Stop using the running loop's shared client (closed once no model uses it).
+
+        A client given is left open: its owner closes it.
+        """
+        if self._given is None:
+            await _POOL.release(self._settings, self)
+
+    async def _client(self) -> Any:
+        if self._given is not None:
+            return self._given
+        key, base_url = self._settings
+        sdk = _sdk()
+        return await _POOL.get(
+            self._settings,
+            self,
+            lambda: sdk.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0),
+        )
 
     def schema_plan(self, options: CompletionOptions) -> SchemaPlan | None:
         """Where a request with ``options`` would put its schema (``None`` without one)."""
@@ -195,9 +210,10 @@ class AnthropicModel:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         state = StreamState(self._model_id, plan)
+        client = await self._client()
         try:
             async with asyncio.timeout_at(deadline):
-                events = await self._client.messages.create(**params, stream=True)
+                events = await client.messages.create(**params, stream=True)
         except Exception as exc:
             raise self._error(exc, state) from exc
         try:
@@ -272,3 +288,10 @@ def create_anthropic_model(
 ) -> ChatModel:
     """The provider factory for `agentos.llm.resolve`: ``(model_id, api_key, base_url)``."""
     return AnthropicModel(model_id or DEFAULT_ANTHROPIC_MODEL, api_key=api_key, base_url=base_url)
+
+
+async def _close_client(client: Any) -> None:
+    await client.close()
+
+
+_POOL: ClientPool[Any] = ClientPool(_close_client)
