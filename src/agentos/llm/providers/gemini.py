@@ -69,6 +69,7 @@ from agentos.llm.model import (
     ModelChunk,
     ModelRequest,
 )
+from agentos.llm.providers._client_pool import ClientPool
 from agentos.llm.providers._gemini_request import (
     PROVIDER,
     build_config,
@@ -107,45 +108,73 @@ _INSTALL_HINT = "pip install 'agentos[gemini]'"
 _EMBED_BATCH = 100  # batchEmbedContents takes at most 100 requests
 
 
-def _make_client(
-    api_key: str | None, base_url: str | None, client: object | None, model_id: str
-) -> tuple[genai.Client, bool]:
-    """The SDK client and whether this adapter owns it (and so closes it).
+class _Clients:
+    """Where one model's SDK client comes from: a client given, or the loop's pooled one.
 
     Raises `ProviderError` (kind ``setup``) when the SDK is missing or no key is found.
     """
-    try:
+
+    def __init__(
+        self, api_key: str | None, base_url: str | None, client: object | None, model_id: str
+    ) -> None:
+        try:
+            from google import genai  # noqa: F401  (checked here so a missing SDK fails at setup)
+        except ImportError as exc:
+            raise ProviderError(
+                f"The Gemini provider needs the google-genai SDK, which is not installed: "
+                f"run {_INSTALL_HINT}",
+                provider_id=PROVIDER_ID,
+                model_id=model_id,
+                kind="setup",
+                details={"extra": "gemini", "install": _INSTALL_HINT},
+                code=GMIErrorCode.MISSING_DEPENDENCY,
+            ) from exc
+        self._given = cast("genai.Client | None", client)
+        self._settings: tuple[str, str | None] = ("", base_url)
+        if client is not None:
+            return
+        key = api_key or os.environ.get(ENV_KEY)
+        if not key:
+            raise ProviderError(
+                f"The Gemini provider needs an API key: pass api_key or set {ENV_KEY}",
+                provider_id=PROVIDER_ID,
+                model_id=model_id,
+                kind="setup",
+                details={"option": "api_key", "env": ENV_KEY},
+                code=GMIErrorCode.CONFIGURATION_ERROR,
+            )
+        self._settings = (key, base_url)
+
+    async def get(self) -> genai.Client:
+        """The client given, else the running loop's pooled client for these settings."""
+        if self._given is not None:
+            return self._given
+        return await _POOL.get(self._settings, self, self._build)
+
+    async def release(self) -> None:
+        """Stop using the pooled client (closed once no model uses it); a given one stays."""
+        if self._given is None:
+            await _POOL.release(self._settings, self)
+
+    def _build(self) -> genai.Client:
         from google import genai
         from google.genai import types
-    except ImportError as exc:
-        raise ProviderError(
-            f"The Gemini provider needs the google-genai SDK, which is not installed: "
-            f"run {_INSTALL_HINT}",
-            provider_id=PROVIDER_ID,
-            model_id=model_id,
-            kind="setup",
-            details={"extra": "gemini", "install": _INSTALL_HINT},
-            code=GMIErrorCode.MISSING_DEPENDENCY,
-        ) from exc
-    if client is not None:
-        return cast("genai.Client", client), False
-    key = api_key or os.environ.get(ENV_KEY)
-    if not key:
-        raise ProviderError(
-            f"The Gemini provider needs an API key: pass api_key or set {ENV_KEY}",
-            provider_id=PROVIDER_ID,
-            model_id=model_id,
-            kind="setup",
-            details={"option": "api_key", "env": ENV_KEY},
-            code=GMIErrorCode.CONFIGURATION_ERROR,
+
+        key, base_url = self._settings
+        options = types.HttpOptions(
+            base_url=base_url,
+            # One attempt: the gateway decides whether and where a failed call is tried again.
+            retry_options=types.HttpRetryOptions(attempts=1),
         )
-    options = types.HttpOptions(
-        base_url=base_url,
-        # One attempt: the gateway decides whether and where a failed call is tried again.
-        retry_options=types.HttpRetryOptions(attempts=1),
-    )
-    # vertexai=False: GOOGLE_GENAI_USE_VERTEXAI in the environment must not reroute the call.
-    return genai.Client(api_key=key, vertexai=False, http_options=options), True
+        # vertexai=False: GOOGLE_GENAI_USE_VERTEXAI in the environment must not reroute calls.
+        return genai.Client(api_key=key, vertexai=False, http_options=options)
+
+
+async def _close_client(client: genai.Client) -> None:
+    await client.aio.aclose()
+
+
+_POOL: ClientPool[genai.Client] = ClientPool(_close_client)
 
 
 class _End:
@@ -170,7 +199,7 @@ class GeminiModel:
         client: object | None = None,
     ) -> None:
         self._model_id = model_id
-        self._client, self._owns_client = _make_client(api_key, base_url, client, model_id)
+        self._clients = _Clients(api_key, base_url, client, model_id)
         self._call_ids = itertools.count(1)
 
     @property
@@ -196,9 +225,8 @@ class GeminiModel:
         check_effort(options.effort)
 
     async def aclose(self) -> None:
-        """Close the SDK's HTTP connections, when this model made its client."""
-        if self._owns_client:
-            await self._client.aio.aclose()
+        """Stop using the pooled SDK client (closed once no model uses it); a given one stays."""
+        await self._clients.release()
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Run one step on Gemini, yielding its chunks as they arrive."""
@@ -240,7 +268,8 @@ class GeminiModel:
         """Read the SDK's stream into ``queue``, within ``seconds`` when set."""
         try:
             async with asyncio.timeout(seconds):
-                stream = await self._client.aio.models.generate_content_stream(
+                client = await self._clients.get()
+                stream = await client.aio.models.generate_content_stream(
                     model=self._model_id,
                     contents=cast("types.ContentListUnion", contents),
                     config=config,
@@ -290,7 +319,7 @@ class GeminiEmbedder:
         self._dimension = dimension
         self._task_type = task_type
         self._timeout = request_timeout
-        self._client, self._owns_client = _make_client(api_key, base_url, client, model_id)
+        self._clients = _Clients(api_key, base_url, client, model_id)
 
     @property
     def provider_id(self) -> str:
@@ -311,9 +340,8 @@ class GeminiEmbedder:
         return (info.embedding_dimension if info else None) or GEMINI_EMBEDDING_DIMENSION
 
     async def aclose(self) -> None:
-        """Close the SDK's HTTP connections, when this embedder made its client."""
-        if self._owns_client:
-            await self._client.aio.aclose()
+        """Stop using the pooled SDK client (closed once no model uses it); a given one stays."""
+        await self._clients.release()
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One normalised vector per text, in order; raises `ProviderError` on failure."""
@@ -337,7 +365,8 @@ class GeminiEmbedder:
         contents = [types.Content(parts=[types.Part(text=text)]) for text in texts]
         try:
             async with asyncio.timeout(self._timeout):
-                response = await self._client.aio.models.embed_content(
+                client = await self._clients.get()
+                response = await client.aio.models.embed_content(
                     model=self._model_id,
                     contents=cast("types.ContentListUnion", contents),
                     config=config,
