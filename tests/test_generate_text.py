@@ -473,7 +473,11 @@ async def test_a_raising_tool_gives_the_model_an_execution_failed_result() -> No
         "explode",
         output=message,
         is_error=True,
-        error_details={"code": "TOOL_EXECUTION_FAILED", "message": message},
+        error_details={
+            "code": "TOOL_EXECUTION_FAILED",
+            "message": message,
+            "details": {"exception_type": "RuntimeError"},
+        },
     )
     assert result.tool_results == [error]
     assert model.requests[1].messages[-1] == Message.tool(error)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ReplayBlock, ToolCall, ToolResult
+from agentos.core.messages import Message, ReplayBlock, ToolCall
 from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
 from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
@@ -34,6 +34,7 @@ from agentos.llm.model import (
     UsageChunk,
     closing_stream,
 )
+from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
 from .results import (
@@ -70,6 +71,8 @@ class TextRun:
         self.history: list[Message] = list(messages)
         self._start = len(self.history)
         self.tools = {tool.name: tool for tool in tools}
+        # The lightweight path runs no capability checks (spec: agent() tools run as given).
+        self.orchestrator = ToolOrchestrator(tools, check_capabilities=False)
         self.options = options
         self.max_steps = max_steps
         self.structured = structured
@@ -178,32 +181,13 @@ class TextRun:
             yield StepFinishPart(step)
             if not will_run:
                 return
-            results = await asyncio.gather(*(self._run_tool(call) for call in calls))
+            results = await asyncio.gather(
+                *(self.orchestrator.process_tool_call(call) for call in calls)
+            )
             step.tool_results.extend(results)
             for result in results:
                 self.history.append(Message.tool(result))
                 yield ToolResultPart(result)
-
-    async def _run_tool(self, call: ToolCall) -> ToolResult:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return _error_result(
-                call,
-                GMIErrorCode.TOOL_NOT_FOUND,
-                f"Tool '{call.name}' is not available. Available tools: "
-                f"{', '.join(self.tools) or 'none'}.",
-            )
-        try:
-            output = await tool.run(call.arguments)
-        except GMIError as exc:
-            return _error_result(call, exc.code, exc.message, exc.details)
-        except Exception as exc:
-            return _error_result(
-                call,
-                GMIErrorCode.TOOL_EXECUTION_FAILED,
-                f"Tool '{call.name}' failed: {type(exc).__name__}: {exc}",
-            )
-        return ToolResult(call.id, call.name, output)
 
     def result(self) -> GenerateTextResult:
         """The finished generation's result; a structured one's ``object`` is validated here.
@@ -239,14 +223,3 @@ class TextRun:
         """
         billed = [f.usage for f in self.failed_attempts if f.usage is not None]
         return ModelUsage.sum([*(step.usage or ModelUsage() for step in self.steps), *billed])
-
-
-def _error_result(
-    call: ToolCall, code: GMIErrorCode | str, message: str, details: dict[str, object] | None = None
-) -> ToolResult:
-    error_details: dict[str, object] = {"code": str(code), "message": message}
-    if details:
-        error_details["details"] = details
-    return ToolResult(
-        call.id, call.name, output=message, is_error=True, error_details=error_details
-    )

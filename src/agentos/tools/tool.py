@@ -5,6 +5,10 @@ schema comes from the signature, descriptions from the docstring (Google or Sphi
 parameter the docstring does not describe keeps an ``Annotated[..., Field(description=...)]``
 description), arguments are validated by pydantic, sync and async functions both work) or from an
 explicit JSON schema (`Tool.from_schema()`, arguments validated against the schema).
+
+A tool may declare ``required_capabilities`` (reference §1.24 ``ITool.requiredCapabilities``),
+which a `ToolOrchestrator` checks against the persona's allowed capabilities. A handler parameter
+annotated with `ToolExecutionContext` receives the call's context and is left out of the schema.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import asyncio
 import inspect
 import re
 import warnings
-from collections.abc import Callable, Mapping
-from typing import Any, get_type_hints, overload
+from collections.abc import Callable, Iterable, Mapping
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints, overload
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -22,6 +27,7 @@ from pydantic_core import to_jsonable_python
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.model import ToolDefinition
+from agentos.tools.context import ToolExecutionContext
 
 __all__ = ["Tool", "ToolArgumentsError", "tool"]
 
@@ -72,6 +78,7 @@ class Tool:
         handler: Handler,
         *,
         validate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        required_capabilities: Iterable[str] = (),
     ) -> None:
         if not _NAME.fullmatch(name):
             raise ValueError(
@@ -85,14 +92,21 @@ class Tool:
         self.parameters: dict[str, Any] = dict(parameters)
         self._handler = handler
         self._validate = validate or self._validate_with_schema
+        self.required_capabilities = _capabilities(name, required_capabilities)
+        self._context_parameter = _context_parameter(handler)
 
     @classmethod
     def from_function(
-        cls, function: Handler, *, name: str | None = None, description: str | None = None
+        cls,
+        function: Handler,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        required_capabilities: Iterable[str] = (),
     ) -> Tool:
         """A tool from a typed function; its docstring gives the descriptions."""
         summary, param_docs = _parse_docstring(inspect.getdoc(function) or "")
-        model = _arguments_model(function, param_docs)
+        model = _arguments_model(function, param_docs, skip=_context_parameter(function))
         schema = model.model_json_schema()
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
@@ -116,11 +130,18 @@ class Tool:
             schema,
             function,
             validate=validate,
+            required_capabilities=required_capabilities,
         )
 
     @classmethod
     def from_schema(
-        cls, name: str, description: str, parameters: Mapping[str, Any], handler: Handler
+        cls,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        handler: Handler,
+        *,
+        required_capabilities: Iterable[str] = (),
     ) -> Tool:
         """A tool from an explicit JSON schema; the handler receives the arguments as keywords.
 
@@ -133,7 +154,9 @@ class Tool:
             raise ValueError(
                 f"tool {name!r}: parameters is not a valid JSON schema: {exc.message} (at {where})"
             ) from exc
-        return cls(name, description, parameters, handler)
+        return cls(
+            name, description, parameters, handler, required_capabilities=required_capabilities
+        )
 
     def definition(self) -> ToolDefinition:
         """The tool as a model sees it."""
@@ -143,12 +166,26 @@ class Tool:
         """The arguments checked against the schema; raises `ToolArgumentsError`."""
         return self._validate(dict(arguments))
 
-    async def run(self, arguments: Mapping[str, Any]) -> Any:
+    async def run(
+        self, arguments: Mapping[str, Any], context: ToolExecutionContext | None = None
+    ) -> Any:
         """Validate ``arguments``, call the handler and return its result as JSON-ready data.
 
         Sync handlers run in a worker thread so they do not block the event loop.
         """
-        checked = self.validate_arguments(arguments)
+        return await self.invoke(self.validate_arguments(arguments), context)
+
+    async def invoke(
+        self, checked: Mapping[str, Any], context: ToolExecutionContext | None = None
+    ) -> Any:
+        """Call the handler with arguments `validate_arguments()` returned; JSON-ready result.
+
+        A handler with a `ToolExecutionContext` parameter receives ``context`` (an empty context
+        when none is given).
+        """
+        checked = dict(checked)
+        if self._context_parameter is not None:
+            checked[self._context_parameter] = context or ToolExecutionContext()
         if inspect.iscoroutinefunction(self._handler):
             result = await self._handler(**checked)
         else:
@@ -177,26 +214,68 @@ class Tool:
 def tool(function: Handler, /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    required_capabilities: Iterable[str] = (),
 ) -> Callable[[Handler], Tool]: ...
 def tool(
-    function: Handler | None = None, /, *, name: str | None = None, description: str | None = None
+    function: Handler | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    required_capabilities: Iterable[str] = (),
 ) -> Tool | Callable[[Handler], Tool]:
     """Decorator: turn a typed function into a `Tool` (``@tool`` or ``@tool(name=...)``)."""
     if function is not None:
         return Tool.from_function(function)
 
     def decorate(fn: Handler) -> Tool:
-        return Tool.from_function(fn, name=name, description=description)
+        return Tool.from_function(
+            fn, name=name, description=description, required_capabilities=required_capabilities
+        )
 
     return decorate
 
 
-def _arguments_model(function: Handler, param_docs: dict[str, str]) -> type[BaseModel]:
+def _capabilities(name: str, capabilities: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(capabilities, str):
+        raise TypeError(f"tool {name!r}: required_capabilities must be a list of names, not a str")
+    result = tuple(capabilities)
+    for capability in result:
+        if not isinstance(capability, str) or not capability:
+            raise TypeError(
+                f"tool {name!r}: required_capabilities holds {capability!r}, not a capability name"
+            )
+    return result
+
+
+def _context_parameter(handler: Handler) -> str | None:
+    """The handler's parameter annotated with `ToolExecutionContext` (or ``... | None``)."""
+    try:
+        hints = get_type_hints(handler)
+        parameters = inspect.signature(handler).parameters
+    except (TypeError, ValueError, NameError, AttributeError):
+        return None
+    for name in parameters:
+        hint = hints.get(name)
+        if hint is ToolExecutionContext or (
+            get_origin(hint) in (Union, UnionType) and ToolExecutionContext in get_args(hint)
+        ):
+            return name
+    return None
+
+
+def _arguments_model(
+    function: Handler, param_docs: dict[str, str], *, skip: str | None = None
+) -> type[BaseModel]:
     signature = inspect.signature(function)
     hints = get_type_hints(function, include_extras=True)
     fields: dict[str, Any] = {}
     for param in signature.parameters.values():
+        if param.name == skip:
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"tool {function.__name__!r}: *args and **kwargs cannot be described")
         if param.kind is param.POSITIONAL_ONLY:

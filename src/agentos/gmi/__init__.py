@@ -1,0 +1,53 @@
+"""The GMI layer (rank 3): conversation history and prompt construction."""
+
+from agentos.gmi.history import (
+    DEFAULT_MAX_MESSAGES,
+    SUMMARY_PREFIX,
+    ConversationHistoryManager,
+    DroppedTurn,
+    TurnsDroppedCallback,
+    normalize_history,
+    trim_history,
+)
+from agentos.gmi.prompt_engine import (
+    DISCOVERY_PRIORITY,
+    FORMAT_PREFERENCE_PRIORITY,
+    HISTORY_BUDGET_PERCENT,
+    PERSONA_BASE_PRIORITY,
+    PERSONALITY_SECTION_PRIORITY,
+    PROFILE_PRIORITY,
+    ROLLING_SUMMARY_PRIORITY,
+    SKILLS_PRIORITY,
+    VERBOSITY_PREFERENCE_PRIORITY,
+    BuiltPrompt,
+    ContextWindowExceededError,
+    PromptEngine,
+    SystemPrompt,
+    history_budget,
+    message_tokens,
+)
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGES",
+    "DISCOVERY_PRIORITY",
+    "FORMAT_PREFERENCE_PRIORITY",
+    "HISTORY_BUDGET_PERCENT",
+    "PERSONALITY_SECTION_PRIORITY",
+    "PERSONA_BASE_PRIORITY",
+    "PROFILE_PRIORITY",
+    "ROLLING_SUMMARY_PRIORITY",
+    "SKILLS_PRIORITY",
+    "SUMMARY_PREFIX",
+    "VERBOSITY_PREFERENCE_PRIORITY",
+    "BuiltPrompt",
+    "ContextWindowExceededError",
+    "ConversationHistoryManager",
+    "DroppedTurn",
+    "PromptEngine",
+    "SystemPrompt",
+    "TurnsDroppedCallback",
+    "history_budget",
+    "message_tokens",
+    "normalize_history",
+    "trim_history",
+]
