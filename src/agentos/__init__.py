@@ -50,6 +50,7 @@ from agentos.llm import (
     set_default_provider,
     set_global_llm_observer,
 )
+from agentos.persona import BUILT_IN_PERSONAS, PersonaDefinition, get_built_in_persona
 from agentos.tools import Tool, ToolArgumentsError, tool
 
 try:
@@ -58,6 +59,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "get_built_in_persona",
+    "PersonaDefinition",
+    "BUILT_IN_PERSONAS",
     "set_global_llm_observer",
     "set_default_provider",
     "create_completion_gateway",

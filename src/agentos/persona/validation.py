@@ -1,0 +1,394 @@
+"""Persona validation and strict mode (reference §1.7, ``PersonaValidation``).
+
+`validate_persona` returns a `PersonaValidationReport` of issues, each with a severity
+(``error``, ``warning`` or ``suggestion``), a code, a message and the field it concerns.
+`validate_personas` adds ``activation_keyword_conflict`` warnings across a set.
+`classify_persona_strict` decides, under a `PersonaStrictConfig`, whether a report blocks the
+persona (``invalid``), lets it run with warnings (``degraded``) or passes it (``valid``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from agentos.persona.definition import PersonaDefinition
+
+__all__ = [
+    "DEFAULT_MAX_SYSTEM_PROMPT_LENGTH",
+    "PersonaIssueCode",
+    "PersonaStrictConfig",
+    "PersonaStrictResult",
+    "PersonaValidationIssue",
+    "PersonaValidationOptions",
+    "PersonaValidationReport",
+    "Severity",
+    "classify_persona_strict",
+    "estimate_tokens",
+    "validate_persona",
+    "validate_personas",
+]
+
+DEFAULT_MAX_SYSTEM_PROMPT_LENGTH = 2000
+_SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z-.]+)?$")
+_BCP47 = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+Severity = Literal["error", "warning", "suggestion"]
+
+
+class PersonaIssueCode(StrEnum):
+    """Every issue code validation reports (the reference's names)."""
+
+    MISSING_REQUIRED_FIELD = "missing_required_field"
+    RESERVED_PERSONA_ID = "reserved_persona_id"
+    INVALID_SEMVER = "invalid_semver"
+    SYSTEM_PROMPT_TOO_LONG = "system_prompt_too_long"
+    SYSTEM_PROMPT_TOO_MANY_TOKENS = "system_prompt_too_many_tokens"
+    TOKEN_ESTIMATION_FAILED = "token_estimation_failed"
+    DUPLICATE_TOOL_ID = "duplicate_tool_id"
+    UNKNOWN_TOOL_ID = "unknown_tool_id"
+    VOICE_CONFIG_WITHOUT_AUDIO_OUTPUT = "voice_config_without_audio_output"
+    INVALID_BCP47_LANGUAGE = "invalid_bcp47_language"
+    MISSING_COST_STRATEGY = "missing_cost_strategy"
+    DUPLICATE_ALLOWED_MODEL_IDS = "duplicate_allowed_model_ids"
+    OVER_SPECIFIED_MODEL_PREFERENCE = "over_specified_model_preference"
+    DUPLICATE_RAG_DATASOURCE_IDS = "duplicate_rag_datasource_ids"
+    RAG_SUMMARIZATION_METHOD_MISSING = "rag_summarization_method_missing"
+    ACTIVATION_KEYWORD_CONFLICT = "activation_keyword_conflict"
+
+
+@dataclass(frozen=True)
+class PersonaValidationIssue:
+    """One finding about a persona."""
+
+    severity: Severity
+    code: PersonaIssueCode
+    message: str
+    field: str | None = None
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens estimated as characters / 4, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True)
+class PersonaValidationOptions:
+    """What validation checks against.
+
+    ``known_tool_ids`` ``None`` skips the ``unknown_tool_id`` check; ``max_system_prompt_tokens``
+    ``None`` skips the token check.
+    """
+
+    reserved_persona_ids: Collection[str] = ()
+    max_system_prompt_length: int = DEFAULT_MAX_SYSTEM_PROMPT_LENGTH
+    max_system_prompt_tokens: int | None = None
+    known_tool_ids: Collection[str] | None = None
+    token_estimator: Callable[[str], int] = estimate_tokens
+
+
+@dataclass
+class PersonaValidationReport:
+    """The issues found for one persona; ``valid`` when none is an error."""
+
+    persona_id: str
+    issues: list[PersonaValidationIssue] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[PersonaValidationIssue]:
+        """The issues of severity ``error``."""
+        return [issue for issue in self.issues if issue.severity == "error"]
+
+    @property
+    def warnings(self) -> list[PersonaValidationIssue]:
+        """The issues of severity ``warning``."""
+        return [issue for issue in self.issues if issue.severity == "warning"]
+
+    @property
+    def suggestions(self) -> list[PersonaValidationIssue]:
+        """The issues of severity ``suggestion``."""
+        return [issue for issue in self.issues if issue.severity == "suggestion"]
+
+    @property
+    def valid(self) -> bool:
+        """True when no issue is an error."""
+        return not self.errors
+
+    @property
+    def codes(self) -> list[PersonaIssueCode]:
+        """The codes of all issues, in the order they were found."""
+        return [issue.code for issue in self.issues]
+
+    def summary(self) -> str:
+        """One line per issue: ``severity code (field): message``."""
+        lines = [f"persona '{self.persona_id}': {len(self.issues)} issue(s)"]
+        for issue in self.issues:
+            where = f" ({issue.field})" if issue.field else ""
+            lines.append(f"  {issue.severity} {issue.code}{where}: {issue.message}")
+        return "\n".join(lines)
+
+
+def _duplicates(values: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    dupes: list[str] = []
+    for value in values:
+        if value in seen and value not in dupes:
+            dupes.append(value)
+        seen.add(value)
+    return dupes
+
+
+def _check_required(persona: PersonaDefinition, add: _Add) -> None:
+    prompt = persona.base_system_prompt
+    missing_prompt = (
+        not prompt
+        or (isinstance(prompt, list) and not any(part.content.strip() for part in prompt))
+        or (not isinstance(prompt, str | list) and not prompt.template.strip())
+        or (isinstance(prompt, str) and not prompt.strip())
+    )
+    values = {
+        "id": not persona.id.strip(),
+        "name": not persona.name.strip(),
+        "description": not persona.description.strip(),
+        "version": not persona.version.strip(),
+        "base_system_prompt": missing_prompt,
+    }
+    for name, missing in values.items():
+        if missing:
+            add("error", PersonaIssueCode.MISSING_REQUIRED_FIELD, f"'{name}' is required", name)
+
+
+def _check_prompt(persona: PersonaDefinition, options: PersonaValidationOptions, add: _Add) -> None:
+    text = persona.system_prompt_text()
+    if len(text) > options.max_system_prompt_length:
+        add(
+            "warning",
+            PersonaIssueCode.SYSTEM_PROMPT_TOO_LONG,
+            f"base system prompt has {len(text)} characters, more than "
+            f"{options.max_system_prompt_length}",
+            "base_system_prompt",
+        )
+    if options.max_system_prompt_tokens is None:
+        return
+    try:
+        tokens = options.token_estimator(text)
+    except Exception as exc:
+        add(
+            "warning",
+            PersonaIssueCode.TOKEN_ESTIMATION_FAILED,
+            f"could not estimate the base system prompt's tokens: {exc}",
+            "base_system_prompt",
+        )
+        return
+    if tokens > options.max_system_prompt_tokens:
+        add(
+            "warning",
+            PersonaIssueCode.SYSTEM_PROMPT_TOO_MANY_TOKENS,
+            f"base system prompt has about {tokens} tokens, more than "
+            f"{options.max_system_prompt_tokens}",
+            "base_system_prompt",
+        )
+
+
+def _check_tools(persona: PersonaDefinition, options: PersonaValidationOptions, add: _Add) -> None:
+    tool_ids = persona.tool_ids or []
+    for dupe in _duplicates(tool_ids):
+        add(
+            "error",
+            PersonaIssueCode.DUPLICATE_TOOL_ID,
+            f"tool id '{dupe}' is listed twice",
+            "tool_ids",
+        )
+    if options.known_tool_ids is not None:
+        known = set(options.known_tool_ids)
+        for tool_id in dict.fromkeys(tool_ids):
+            if tool_id not in known:
+                add(
+                    "error",
+                    PersonaIssueCode.UNKNOWN_TOOL_ID,
+                    f"tool id '{tool_id}' is not registered",
+                    "tool_ids",
+                )
+
+
+def _check_models(persona: PersonaDefinition, add: _Add) -> None:
+    preferences = persona.model_target_preferences or []
+    for index, preference in enumerate(preferences):
+        where = f"model_target_preferences[{index}]"
+        for dupe in _duplicates(preference.allowed_model_ids or []):
+            add(
+                "error",
+                PersonaIssueCode.DUPLICATE_ALLOWED_MODEL_IDS,
+                f"model id '{dupe}' is listed twice in allowed_model_ids",
+                f"{where}.allowed_model_ids",
+            )
+        if preference.model_id and (
+            preference.model_family or preference.min_quality_tier or preference.allowed_model_ids
+        ):
+            add(
+                "warning",
+                PersonaIssueCode.OVER_SPECIFIED_MODEL_PREFERENCE,
+                "a preference that names model_id ignores model_family, min_quality_tier and "
+                "allowed_model_ids",
+                where,
+            )
+    if preferences and not persona.cost_saving_strategy:
+        add(
+            "suggestion",
+            PersonaIssueCode.MISSING_COST_STRATEGY,
+            "model target preferences are set without a cost_saving_strategy",
+            "cost_saving_strategy",
+        )
+
+
+def _check_rag(persona: PersonaDefinition, add: _Add) -> None:
+    rag = persona.memory_config.rag_config if persona.memory_config else None
+    if rag is None:
+        return
+    for dupe in _duplicates([source.id for source in rag.data_sources or []]):
+        add(
+            "error",
+            PersonaIssueCode.DUPLICATE_RAG_DATASOURCE_IDS,
+            f"RAG data source id '{dupe}' is listed twice",
+            "memory_config.rag_config.data_sources",
+        )
+    processing = rag.ingestion_processing
+    summarization = processing.summarization if processing else None
+    if summarization is not None and summarization.enabled and not summarization.method:
+        add(
+            "warning",
+            PersonaIssueCode.RAG_SUMMARIZATION_METHOD_MISSING,
+            "ingestion summarization is enabled without a method",
+            "memory_config.rag_config.ingestion_processing.summarization.method",
+        )
+
+
+_Add = Callable[[Severity, PersonaIssueCode, str, str | None], None]
+
+
+def validate_persona(
+    persona: PersonaDefinition, options: PersonaValidationOptions | None = None
+) -> PersonaValidationReport:
+    """Validate one persona (reference §1.7 ``validatePersona``)."""
+    options = options or PersonaValidationOptions()
+    report = PersonaValidationReport(persona_id=persona.id)
+
+    def add(severity: Severity, code: PersonaIssueCode, message: str, where: str | None) -> None:
+        report.issues.append(PersonaValidationIssue(severity, code, message, where))
+
+    _check_required(persona, add)
+    if persona.id in set(options.reserved_persona_ids):
+        add("error", PersonaIssueCode.RESERVED_PERSONA_ID, f"id '{persona.id}' is reserved", "id")
+    if persona.version.strip() and not _SEMVER.match(persona.version):
+        add(
+            "error",
+            PersonaIssueCode.INVALID_SEMVER,
+            f"version '{persona.version}' is not semantic (MAJOR.MINOR.PATCH)",
+            "version",
+        )
+    _check_prompt(persona, options, add)
+    _check_tools(persona, options, add)
+    if persona.voice_config and "audio" not in (persona.allowed_output_modalities or []):
+        add(
+            "warning",
+            PersonaIssueCode.VOICE_CONFIG_WITHOUT_AUDIO_OUTPUT,
+            "voice_config is set but allowed_output_modalities does not include 'audio'",
+            "voice_config",
+        )
+    if persona.default_language is not None and not _BCP47.match(persona.default_language):
+        add(
+            "warning",
+            PersonaIssueCode.INVALID_BCP47_LANGUAGE,
+            f"default_language '{persona.default_language}' is not a BCP 47 tag",
+            "default_language",
+        )
+    _check_models(persona, add)
+    _check_rag(persona, add)
+    return report
+
+
+def validate_personas(
+    personas: Sequence[PersonaDefinition], options: PersonaValidationOptions | None = None
+) -> dict[str, PersonaValidationReport]:
+    """Validate each persona, plus ``activation_keyword_conflict`` warnings across the set.
+
+    A keyword (compared case-insensitively) that several personas claim gives each of them a
+    warning naming the others.
+    """
+    reports = {persona.id: validate_persona(persona, options) for persona in personas}
+    owners: dict[str, list[str]] = {}
+    for persona in personas:
+        for keyword in dict.fromkeys(k.strip().lower() for k in persona.activation_keywords or []):
+            if keyword:
+                owners.setdefault(keyword, []).append(persona.id)
+    for keyword, ids in owners.items():
+        if len(ids) < 2:
+            continue
+        for persona_id in ids:
+            others = ", ".join(other for other in ids if other != persona_id)
+            reports[persona_id].issues.append(
+                PersonaValidationIssue(
+                    "warning",
+                    PersonaIssueCode.ACTIVATION_KEYWORD_CONFLICT,
+                    f"activation keyword '{keyword}' is also claimed by {others}",
+                    "activation_keywords",
+                )
+            )
+    return reports
+
+
+@dataclass(frozen=True)
+class PersonaStrictConfig:
+    """Strict mode: which issues block a persona.
+
+    ``mode``: ``off`` and ``shadow`` never block (shadow reports what would block);
+    ``enforce`` blocks. Personas in ``allowlist`` are never blocked. ``block_on_codes``, when
+    set, is the exact set of codes that block (whatever their severity); otherwise every error
+    blocks, and so do warnings whose codes are in ``treat_warnings_as_errors``.
+    """
+
+    mode: Literal["off", "shadow", "enforce"] = "enforce"
+    allowlist: Collection[str] = ()
+    block_on_codes: Collection[str] | None = None
+    treat_warnings_as_errors: Collection[str] = ()
+
+
+@dataclass(frozen=True)
+class PersonaStrictResult:
+    """The strict-mode verdict: ``valid``, ``degraded`` (warnings only) or ``invalid``."""
+
+    status: Literal["valid", "degraded", "invalid"]
+    blocking: tuple[PersonaValidationIssue, ...] = ()
+    would_block: tuple[PersonaValidationIssue, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        """True when the persona must not be used."""
+        return self.status == "invalid"
+
+
+def classify_persona_strict(
+    report: PersonaValidationReport, config: PersonaStrictConfig | None = None
+) -> PersonaStrictResult:
+    """Classify a validation report under strict mode (reference ``classifyPersonaStrict``)."""
+    config = config or PersonaStrictConfig()
+    if config.block_on_codes is not None:
+        codes = {str(code) for code in config.block_on_codes}
+        blocking = tuple(issue for issue in report.issues if str(issue.code) in codes)
+    else:
+        promoted = {str(code) for code in config.treat_warnings_as_errors}
+        blocking = tuple(
+            issue
+            for issue in report.issues
+            if issue.severity == "error"
+            or (issue.severity == "warning" and str(issue.code) in promoted)
+        )
+    if config.mode != "enforce" or report.persona_id in set(config.allowlist):
+        return PersonaStrictResult("valid", would_block=blocking)
+    if blocking:
+        return PersonaStrictResult("invalid", blocking=blocking, would_block=blocking)
+    return PersonaStrictResult("degraded" if report.warnings else "valid")
