@@ -1,5 +1,20 @@
-"""The GMI layer (rank 3): conversation history and prompt construction."""
+"""The GMI layer (rank 3): the GMI and its turn loop, history and prompt construction."""
 
+from agentos.gmi.chunks import (
+    GMIOutput,
+    GMIOutputChunk,
+    GMIOutputChunkType,
+    StepFinishedPayload,
+    ToolResultPayload,
+)
+from agentos.gmi.gmi import (
+    DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
+    GMI,
+    BeforeModelCall,
+    GMIConfig,
+    GMITurnStream,
+    ModelCallInfo,
+)
 from agentos.gmi.history import (
     DEFAULT_MAX_MESSAGES,
     SUMMARY_PREFIX,
@@ -8,6 +23,12 @@ from agentos.gmi.history import (
     TurnsDroppedCallback,
     normalize_history,
     trim_history,
+)
+from agentos.gmi.mood import GMIMood, PADState
+from agentos.gmi.options import (
+    FORWARDED_COMPLETION_OPTION_KEYS,
+    forwarded_options,
+    to_completion_options,
 )
 from agentos.gmi.prompt_engine import (
     DISCOVERY_PRIORITY,
@@ -26,8 +47,41 @@ from agentos.gmi.prompt_engine import (
     history_budget,
     message_tokens,
 )
+from agentos.gmi.state import GMIPrimeState
+from agentos.gmi.trace import (
+    DEFAULT_MAX_TRACE_ENTRIES,
+    ReasoningEntryType,
+    ReasoningTrace,
+    ReasoningTraceEntry,
+)
+from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
+from agentos.gmi.working_memory import InMemoryWorkingMemory
 
 __all__ = [
+    "DEFAULT_MAX_TOOL_LOOP_ITERATIONS",
+    "DEFAULT_MAX_TRACE_ENTRIES",
+    "FORWARDED_COMPLETION_OPTION_KEYS",
+    "GMI",
+    "BeforeModelCall",
+    "GMIConfig",
+    "GMIInteractionType",
+    "GMIMood",
+    "GMIOutput",
+    "GMIOutputChunk",
+    "GMIOutputChunkType",
+    "GMIPrimeState",
+    "GMITurnInput",
+    "GMITurnStream",
+    "InMemoryWorkingMemory",
+    "ModelCallInfo",
+    "PADState",
+    "ReasoningEntryType",
+    "ReasoningTrace",
+    "ReasoningTraceEntry",
+    "StepFinishedPayload",
+    "ToolResultPayload",
+    "forwarded_options",
+    "to_completion_options",
     "DEFAULT_MAX_MESSAGES",
     "DISCOVERY_PRIORITY",
     "FORMAT_PREFERENCE_PRIORITY",

@@ -1,0 +1,113 @@
+"""The GMI's reasoning trace: the last N entries of what it did (reference §1.3).
+
+Entries keep at most ``max_entries`` (500 by default; the persona's
+``reasoning_trace_config.max_entries`` or the runtime's setting), oldest dropped first. A message
+is cut to 1,000 characters; details are deep-copied in and out, so neither the caller nor a reader
+can change a stored entry. `ReasoningTrace.forget_turns()` strips the details of the entries of
+turns a history replace or clear dropped (their type and message stay).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "DEFAULT_MAX_TRACE_ENTRIES",
+    "MAX_TRACE_MESSAGE_CHARS",
+    "ReasoningEntryType",
+    "ReasoningTrace",
+    "ReasoningTraceEntry",
+]
+
+DEFAULT_MAX_TRACE_ENTRIES = 500
+MAX_TRACE_MESSAGE_CHARS = 1000
+
+
+class ReasoningEntryType(StrEnum):
+    """What a trace entry records (the reference's types the GMI writes)."""
+
+    LIFECYCLE = "LIFECYCLE"
+    INTERACTION_START = "INTERACTION_START"
+    INTERACTION_END = "INTERACTION_END"
+    STATE_CHANGE = "STATE_CHANGE"
+    PROMPT_CONSTRUCTION_START = "PROMPT_CONSTRUCTION_START"
+    PROMPT_CONSTRUCTION_COMPLETE = "PROMPT_CONSTRUCTION_COMPLETE"
+    LLM_CALL_START = "LLM_CALL_START"
+    LLM_CALL_COMPLETE = "LLM_CALL_COMPLETE"
+    TOOL_CALL_REQUESTED = "TOOL_CALL_REQUESTED"
+    TOOL_EXECUTION_START = "TOOL_EXECUTION_START"
+    TOOL_EXECUTION_RESULT = "TOOL_EXECUTION_RESULT"
+    RAG_QUERY_START = "RAG_QUERY_START"
+    RAG_QUERY_RESULT = "RAG_QUERY_RESULT"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    DEBUG = "DEBUG"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningTraceEntry:
+    """One entry: when, what kind, a message and JSON-like details."""
+
+    timestamp: float
+    type: ReasoningEntryType
+    message: str
+    details: dict[str, Any] | None = None
+    turn_id: str | None = None
+
+
+@dataclass(slots=True)
+class ReasoningTrace:
+    """The last ``max_entries`` entries of one GMI."""
+
+    gmi_id: str
+    persona_id: str | None = None
+    max_entries: int = DEFAULT_MAX_TRACE_ENTRIES
+    _entries: deque[ReasoningTraceEntry] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_entries < 1:
+            raise ValueError(f"max_entries must be at least 1, not {self.max_entries}")
+        self._entries = deque(maxlen=self.max_entries)
+
+    def add(
+        self,
+        type: ReasoningEntryType,
+        message: str,
+        details: dict[str, Any] | None = None,
+        *,
+        timestamp: float,
+        turn_id: str | None = None,
+    ) -> ReasoningTraceEntry:
+        """Record an entry (message cut to 1,000 characters, details deep-copied)."""
+        entry = ReasoningTraceEntry(
+            timestamp,
+            type,
+            message[:MAX_TRACE_MESSAGE_CHARS],
+            copy.deepcopy(details) if details is not None else None,
+            turn_id,
+        )
+        self._entries.append(entry)
+        return entry
+
+    def entries(self) -> list[ReasoningTraceEntry]:
+        """A deep copy of the entries, oldest first."""
+        return copy.deepcopy(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def forget_turns(self, turn_ids: Iterable[str]) -> None:
+        """Drop the details of the entries of ``turn_ids`` (type and message stay)."""
+        dropped = set(turn_ids)
+        kept = [
+            ReasoningTraceEntry(e.timestamp, e.type, e.message, None, e.turn_id)
+            if e.turn_id in dropped
+            else e
+            for e in self._entries
+        ]
+        self._entries = deque(kept, maxlen=self.max_entries)
