@@ -1,0 +1,71 @@
+"""A GMI's services and settings (spec: GMIBaseConfig), and what its hook is told."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from agentos.core.clock import Clock, system_clock
+from agentos.core.messages import Message
+from agentos.gmi.prompt_engine import (
+    PromptEngine,
+)
+from agentos.gmi.working_memory import InMemoryWorkingMemory
+from agentos.llm.gateway import (
+    CompletionGateway,
+)
+from agentos.llm.model import (
+    ChatModel,
+)
+from agentos.tools.orchestrator import ToolOrchestrator
+
+__all__ = [
+    "DEFAULT_MAX_TOOL_LOOP_ITERATIONS",
+    "DEFAULT_SHUTDOWN_TIMEOUT",
+    "FINAL_RESPONSE_MARKER_TEXT",
+    "BeforeModelCall",
+    "GMIConfig",
+    "ModelCallInfo",
+]
+
+DEFAULT_MAX_TOOL_LOOP_ITERATIONS = 5
+FINAL_RESPONSE_MARKER_TEXT = "Turn processing sequence complete."
+DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCallInfo:
+    """What `GMIConfig.before_model_call` is told about an attempt."""
+
+    turn_id: str
+    step_index: int
+    hop: int
+    provider_id: str
+    model_id: str
+    messages: list[Message]
+
+
+BeforeModelCall = Callable[[ModelCallInfo], "Sequence[Message] | None"]
+"""Called before every attempt; messages it returns replace that attempt's prompt only."""
+
+
+@dataclass(slots=True, kw_only=True)
+class GMIConfig:
+    """A GMI's services and settings.
+
+    Give ``gateway`` (a `CompletionGateway`) or ``model`` (one `ChatModel`, wrapped in a gateway
+    with no fallback). ``persona_traits`` (spec: GMIBaseConfig.personaTraits) adds the
+    personality section after the persona's base prompt.
+    """
+
+    gateway: CompletionGateway | None = None
+    model: ChatModel | None = None
+    tool_orchestrator: ToolOrchestrator | None = None
+    prompt_engine: PromptEngine | None = None
+    working_memory: InMemoryWorkingMemory | None = None
+    max_tool_loop_iterations: int = DEFAULT_MAX_TOOL_LOOP_ITERATIONS
+    persona_traits: Mapping[str, object] | None = None
+    reasoning_trace_max_entries: int | None = None
+    before_model_call: BeforeModelCall | None = None
+    shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
+    clock: Clock = field(default=system_clock)

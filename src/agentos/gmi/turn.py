@@ -1,0 +1,487 @@
+"""One GMI turn: its stream of chunks and the runner that produces them.
+
+See `agentos.gmi.gmi` for the turn's contract (spec: What a turn does, Output stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Message, ReplayBlock, ToolCall
+from agentos.core.usage import ModelUsage
+from agentos.gmi.chunks import (
+    GMIOutput,
+    GMIOutputChunk,
+    GMIOutputChunkType,
+    StepFinishedPayload,
+    ToolResultPayload,
+)
+from agentos.gmi.config import BeforeModelCall, ModelCallInfo
+from agentos.gmi.history import DEFAULT_MAX_MESSAGES
+from agentos.gmi.options import forwarded_options, to_completion_options
+from agentos.gmi.prompt_engine import (
+    PERSONA_BASE_PRIORITY,
+    PERSONALITY_SECTION_PRIORITY,
+    SystemPrompt,
+)
+from agentos.gmi.state import GMIPrimeState
+from agentos.gmi.trace import ReasoningEntryType
+from agentos.gmi.turn_input import GMITurnInput
+from agentos.llm.errors import ProviderError
+from agentos.llm.gateway import (
+    AttemptFailed,
+    GatewayTurn,
+    Hop,
+)
+from agentos.llm.model import (
+    FinishChunk,
+    ModelRequest,
+    ReplayChunk,
+    TextDelta,
+    ToolCallChunk,
+    UsageChunk,
+    closing_stream,
+)
+from agentos.persona.personality import personality_section
+from agentos.tools.context import ToolExecutionContext
+
+if TYPE_CHECKING:
+    from agentos.gmi.gmi import GMI
+
+__all__ = ["GMITurnStream", "TurnRunner"]
+
+
+class _Aborted(Exception):
+    """Raised inside a turn that `GMI.shutdown()` stopped."""
+
+
+_DONE = object()
+
+
+class GMITurnStream:
+    """One turn's chunks (iterate once) and its output (``await output()``)."""
+
+    def __init__(self, gmi: GMI, turn_input: GMITurnInput) -> None:
+        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
+        self._output: asyncio.Future[GMIOutput] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(gmi._run_turn(turn_input, self))
+        self._finished = False
+
+    async def _emit(self, chunk: GMIOutputChunk) -> None:
+        await self._queue.put(chunk)
+
+    def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[GMIOutputChunk]:
+        try:
+            while not self._finished:
+                item = await self._queue.get()
+                if item is _DONE:
+                    self._finished = True
+                    break
+                assert isinstance(item, GMIOutputChunk)
+                yield item
+        finally:
+            if not self._finished:
+                await self.aclose()
+        await self._task  # re-raise a turn-loop bug rather than hide it
+
+    async def finish(self, marker: GMIOutputChunk, output: GMIOutput) -> None:
+        """End the stream: the FINAL_RESPONSE_MARKER chunk, then the output (the GMI calls it)."""
+        await self._emit(marker)
+        self._output.set_result(output)
+        await self._queue.put(_DONE)
+
+    async def output(self) -> GMIOutput:
+        """The turn's output; reads (and drops) any chunks not yet read."""
+        if not self._finished:
+            async for _ in self:
+                pass
+        return await self._output
+
+    async def aclose(self) -> None:
+        """Stop the turn (its model call aborted) when it is still running."""
+        self._finished = True
+        if not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+class TurnRunner:
+    """The state of one running turn."""
+
+    def __init__(self, gmi: GMI, turn_input: GMITurnInput, stream: GMITurnStream) -> None:
+        self.gmi = gmi
+        self.input = turn_input
+        self.stream = stream
+        self.turn_id = turn_input.interaction_id or f"turn-{uuid.uuid4()}"
+        self.persona = gmi.persona
+        self.config = gmi._config
+        self.options: dict[str, Any] = dict(turn_input.metadata.get("options") or {})
+        self.turn_messages: list[Message] = []
+        self.step_usages: list[ModelUsage] = []
+        self.billed: list[ModelUsage] = []
+        self.tool_calls: list[ToolCall] = []
+        self.last_text: str | None = None
+
+    def chunk(
+        self,
+        type: GMIOutputChunkType,
+        content: Any,
+        *,
+        is_final: bool = False,
+        finish_reason: str | None = None,
+        usage: ModelUsage | None = None,
+        error_details: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> GMIOutputChunk:
+        """A chunk of this turn, stamped with its interaction id and the clock's time."""
+        return GMIOutputChunk(
+            type,
+            content,
+            self.turn_id,
+            self.config.clock.timestamp(),
+            is_final,
+            finish_reason,
+            usage,
+            error_details,
+            metadata or {},
+        )
+
+    async def emit(self, type: GMIOutputChunkType, content: Any, **kwargs: Any) -> None:
+        """Hand a chunk of this turn to its consumer."""
+        await self.stream._emit(self.chunk(type, content, **kwargs))
+
+    def usage(self) -> ModelUsage:
+        """The turn's usage so far: completed steps once each, plus billed failures."""
+        return ModelUsage.sum([*self.step_usages, *self.billed])
+
+    async def run(self) -> GMIOutput:
+        """Run the turn's steps and return its output (errors become an ERROR chunk)."""
+        gmi = self.gmi
+        gmi._trace(
+            ReasoningEntryType.INTERACTION_START,
+            f"turn {self.turn_id} started",
+            {"input_preview": str(self.input.content or "")[:100]},
+            self.turn_id,
+        )
+        try:
+            self._record_input()
+            await self._loop()
+        except asyncio.CancelledError:
+            reason = gmi._abort_reason
+            task = asyncio.current_task()
+            if reason is None or task is None:
+                raise
+            task.uncancel()
+            return await self._fail(reason)
+        except GMIError as exc:
+            return await self._fail(exc)
+        except Exception as exc:
+            return await self._fail(
+                GMIError(f"the turn failed: {exc}", GMIErrorCode.GMI_PROCESSING_ERROR)
+            )
+        gmi._trace(
+            ReasoningEntryType.INTERACTION_END, f"turn {self.turn_id} ended", None, self.turn_id
+        )
+        if not self.input.metadata.get("is_tool_continuation"):
+            gmi._last_rag_sources = []  # no retriever yet; a continuation keeps its turn's
+        return GMIOutput(
+            is_final=True,
+            response_text=self.last_text,
+            tool_calls=list(self.tool_calls),
+            usage=self.usage(),
+            rag_sources=list(gmi._last_rag_sources),
+        )
+
+    async def _fail(self, error: GMIError) -> GMIOutput:
+        self.gmi._trace(
+            ReasoningEntryType.ERROR, error.message, {"code": str(error.code)}, self.turn_id
+        )
+        await self.emit(GMIOutputChunkType.ERROR, error.message, error_details=error.to_dict())
+        return GMIOutput(
+            is_final=True,
+            response_text=None,
+            tool_calls=list(self.tool_calls),
+            usage=self.usage(),
+            error={"code": str(error.code), "message": error.message, "details": error.details},
+        )
+
+    def _record_input(self) -> None:
+        history = self.gmi.history
+        persona = self.persona
+        context = persona.conversation_context_config
+        memory_context = (
+            persona.memory_config.conversation_context if persona.memory_config else None
+        )
+        history.max_messages = (
+            (context.max_messages if context is not None else None)
+            or (memory_context.max_messages if memory_context is not None else None)
+            or DEFAULT_MAX_MESSAGES
+        )
+        results = self.input.metadata.get("tool_results")
+        if results:
+            added = [Message.tool(result) for result in results]
+            history.record_input(added)
+        elif self.input.content is not None:
+            added = [Message.user(self.input.content)]
+            history.record_input(added, turn_id=self.turn_id)
+        else:
+            added = []
+        self.turn_messages.extend(added)
+
+    def _system_prompts(self) -> list[SystemPrompt]:
+        prompt = self.persona.base_system_prompt
+        prompts = [
+            SystemPrompt(
+                part.content,
+                PERSONA_BASE_PRIORITY if not isinstance(prompt, list) else (part.priority or 0),
+                "persona",
+            )
+            for part in self.persona.system_prompt_parts()
+        ]
+        if self.config.persona_traits is not None:
+            section = personality_section(self.config.persona_traits)
+            if section:
+                prompts.append(SystemPrompt(section, PERSONALITY_SECTION_PRIORITY, "personality"))
+        return prompts
+
+    def _earlier_history(self) -> list[Message]:
+        override = self.input.metadata.get("conversation_history_for_prompt")
+        if isinstance(override, list) and override:
+            return list(override)
+        current = {id(m) for m in self.turn_messages}
+        return [m for m in self.gmi.history.messages() if id(m) not in current]
+
+    def _begin(self) -> GatewayTurn:
+        gateway = self.gmi._gateway
+        assert gateway is not None
+        model = self.options.get("preferred_model_id") or self.options.get("preferredModelId")
+        provider = self.persona.default_provider_id
+        model = model or self.persona.default_model_id
+        hint = next(
+            (m.text for m in reversed(self.gmi.history.messages()) if m.role.value == "user"), ""
+        )
+
+        def on_fallback(error: BaseException, provider_id: str) -> None:
+            self.gmi._trace(
+                ReasoningEntryType.WARNING,
+                f"falling back to {provider_id}: {error}",
+                {"provider_id": provider_id},
+                self.turn_id,
+            )
+
+        def on_hop_failure(provider_id: str, model_id: str, error: BaseException) -> None:
+            self.gmi._trace(
+                ReasoningEntryType.WARNING,
+                f"hop {provider_id}:{model_id} could not start: {error}",
+                {"provider_id": provider_id, "model_id": model_id},
+                self.turn_id,
+            )
+
+        if self.config.gateway is None:  # a single model: its own provider and model
+            provider, model = None, None
+        return gateway.begin_turn(
+            provider=provider,
+            model=model,
+            task_hint=hint,
+            on_fallback=on_fallback,
+            on_hop_failure=on_hop_failure,
+        )
+
+    async def _loop(self) -> None:
+        gateway_turn = self._begin()
+        system_prompts = self._system_prompts()  # prepared once per user turn
+        context = ToolExecutionContext(
+            gmi_id=self.gmi.gmi_id,
+            persona_id=self.persona.id,
+            user_id=self.input.user_id,
+            user_context=dict(self.gmi.user_context),
+            session_id=self.input.session_id,
+            correlation_id=self.turn_id,
+            session_data=self.gmi.session_data,
+        )
+        tools = self.gmi._orchestrator.list_tools(context)
+        options = to_completion_options(
+            forwarded_options(self.persona, self.options, has_tools=bool(tools))
+        )
+        for step_index in range(self.config.max_tool_loop_iterations):
+            earlier = self._earlier_history()
+            current = list(self.turn_messages)
+
+            def build(
+                hop: Hop,
+                earlier: list[Message] = earlier,
+                current: list[Message] = current,
+                step_index: int = step_index,
+            ) -> ModelRequest:
+                built = self.gmi._prompt_engine.build(
+                    provider=hop.provider_id,
+                    model=hop.model_id,
+                    system_prompts=system_prompts,
+                    history=earlier,
+                    current_turn=current,
+                    tools=tools,
+                )
+                messages = built.messages
+                hook = self.config.before_model_call
+                if hook is not None:
+                    messages = self._call_hook(hook, hop, step_index, messages)
+                return ModelRequest(messages, tools, options)
+
+            calls = await self._step(gateway_turn, build, step_index)
+            if not calls:
+                return
+            await self._run_tools(calls, context)
+
+    def _call_hook(
+        self, hook: BeforeModelCall, hop: Hop, step_index: int, messages: list[Message]
+    ) -> list[Message]:
+        info = ModelCallInfo(
+            self.turn_id, step_index, hop.index, hop.provider_id, hop.model_id, list(messages)
+        )
+        try:
+            replaced = hook(info)
+        except Exception as exc:
+            self.gmi._trace(
+                ReasoningEntryType.WARNING, f"before_model_call failed: {exc}", None, self.turn_id
+            )
+            return messages
+        if replaced is None:
+            return messages
+        if not replaced:
+            self.gmi._trace(
+                ReasoningEntryType.WARNING,
+                "before_model_call returned no messages; the built prompt is sent",
+                None,
+                self.turn_id,
+            )
+            return messages
+        return list(replaced)
+
+    async def _step(
+        self, gateway_turn: GatewayTurn, build: Callable[[Hop], ModelRequest], step_index: int
+    ) -> list[ToolCall]:
+        text: list[str] = []
+        calls: list[ToolCall] = []
+        blocks: list[ReplayBlock] = []
+        usage: ModelUsage | None = None
+        finish: FinishChunk | None = None
+        try:
+            async with closing_stream(gateway_turn.stream_step(build)) as items:
+                async for item in items:
+                    match item:
+                        case TextDelta(text=delta):
+                            if delta:
+                                text.append(delta)
+                                await self.emit(GMIOutputChunkType.TEXT_DELTA, delta)
+                        case ToolCallChunk(tool_call=call):
+                            calls.append(call)
+                            await self.emit(
+                                GMIOutputChunkType.TOOL_CALL_REQUEST,
+                                [call],
+                                metadata={
+                                    "execution_mode": "internal",
+                                    "requires_external_tool_result": False,
+                                },
+                            )
+                        case ReplayChunk(block=block):
+                            blocks.append(block)
+                        case UsageChunk(usage=reported):
+                            usage = reported
+                            await self.emit(
+                                GMIOutputChunkType.USAGE_UPDATE, reported, usage=reported
+                            )
+                        case FinishChunk():
+                            finish = item
+                        case AttemptFailed():
+                            billed = item.usage
+                            if billed is None and item.after_output:
+                                billed = usage
+                            if billed is not None:
+                                self.billed.append(billed)
+                                await self.emit(
+                                    GMIOutputChunkType.USAGE_UPDATE,
+                                    billed,
+                                    usage=billed,
+                                    metadata={
+                                        "attempt_failed": True,
+                                        "hop": item.hop.index,
+                                        "provider_id": item.hop.provider_id,
+                                        "model_id": item.hop.model_id,
+                                    },
+                                )
+                            # a retried attempt's chunks were never yielded: start afresh
+                            usage = None
+        except GMIError:
+            raise
+        except Exception as exc:
+            raise ProviderError(
+                f"the model call failed: {exc}", after_output=bool(text or calls)
+            ) from exc
+        hop = gateway_turn.serving_hop
+        assert hop is not None
+        step_text = "".join(text)
+        message = Message.assistant(step_text, tool_calls=calls, replay_blocks=blocks)
+        self.gmi.history.add(message)
+        self.turn_messages.append(message)
+        if usage is not None:
+            self.step_usages.append(usage)
+        self.tool_calls.extend(calls)
+        self.last_text = step_text
+        reason = finish.finish_reason if finish is not None else "other"
+        payload = StepFinishedPayload(
+            step_index=step_index,
+            text=step_text,
+            finish_reason=reason,
+            provider_id=hop.provider_id,
+            model_id=hop.model_id,
+            hop=hop.index,
+            usage=usage,
+            response_model=finish.response_model if finish is not None else None,
+            provider_message_id=finish.provider_message_id if finish is not None else None,
+            cache_diagnostics=finish.cache_diagnostics if finish is not None else None,
+            thinking_blocks=list(blocks) or None,
+        )
+        self.gmi._trace(
+            ReasoningEntryType.LLM_CALL_COMPLETE,
+            f"step {step_index} finished ({reason})",
+            {"provider_id": hop.provider_id, "model_id": hop.model_id, "hop": hop.index},
+            self.turn_id,
+        )
+        await self.emit(
+            GMIOutputChunkType.STEP_FINISHED, payload, finish_reason=reason, usage=usage
+        )
+        return calls
+
+    async def _run_tools(self, calls: list[ToolCall], context: ToolExecutionContext) -> None:
+        self.gmi.state = GMIPrimeState.AWAITING_TOOL_RESULT
+        for call in calls:
+            self.gmi._trace(
+                ReasoningEntryType.TOOL_EXECUTION_START,
+                f"running tool {call.name}",
+                {"tool_call_id": call.id, "arguments": call.arguments},
+                self.turn_id,
+            )
+            result = await self.gmi._orchestrator.process_tool_call(call, context)
+            message = Message.tool(result)
+            self.gmi.history.add(message)
+            self.turn_messages.append(message)
+            await self.emit(
+                GMIOutputChunkType.TOOL_RESULT,
+                ToolResultPayload(
+                    result.tool_call_id,
+                    result.tool_name,
+                    result.output,
+                    result.is_error,
+                    result.error_details,
+                ),
+            )
+        self.gmi.state = GMIPrimeState.PROCESSING
