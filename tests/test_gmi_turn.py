@@ -325,3 +325,37 @@ async def test_gateway_fallback_hop_serves_and_billed_failure_counts() -> None:
     assert output.usage == ModelUsage.zero() + billed + U1
     assert seen == [(0, "a"), (1, "b")]
     assert any(e.type is ReasoningEntryType.WARNING for e in gmi.trace.entries())
+
+
+async def test_a_continuation_stays_on_the_serving_hop_and_a_new_turn_starts_at_the_primary() -> (
+    None
+):
+    from agentos.core.messages import ToolResult
+    from agentos.llm.fallback_chain import FallbackLeg
+    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.model import ChatModel
+
+    external = ToolCall("x1", "ext", {})
+    primary = ScriptedModel([ScriptStep.fail(503, "down"), "primary again"], provider_id="a")
+    backup = ScriptedModel(
+        [ScriptStep(tool_calls=[external]), "first turn done", "continued on the backup"],
+        provider_id="b",
+    )
+
+    def resolver(provider: str | None, model: str | None, **_: object) -> ChatModel:
+        return backup if provider == "b" else primary
+
+    gateway = CompletionGateway(
+        GatewayDefaults(provider="a", model="m", fallback_providers=[FallbackLeg("b", "m")]),
+        resolver=resolver,
+    )
+    gmi = GMI("g3")
+    await gmi.initialize(_persona(), GMIConfig(gateway=gateway))
+    await _run(gmi, _input("use the external tool"))
+    stream = await gmi.handle_tool_results([ToolResult("x1", "ext", "done")])
+    async for _ in stream:
+        pass
+    assert (await stream.output()).response_text == "continued on the backup"
+    assert primary.calls == 1  # the continuation did not go back to the primary
+    _, output = await _run(gmi, _input("next question"))
+    assert output.response_text == "primary again"

@@ -48,6 +48,7 @@ from agentos.gmi.working_memory import InMemoryWorkingMemory
 from agentos.llm.gateway import (
     CompletionGateway,
     GatewayDefaults,
+    GatewayTurn,
 )
 from agentos.llm.model import (
     ChatModel,
@@ -89,6 +90,8 @@ class GMI:
         self._abort_reason: GMIError | None = None
         self._shutdown_task: asyncio.Task[None] | None = None
         self._last_rag_sources: list[Any] = []
+        self._gateway_turn: GatewayTurn | None = None
+        """The gateway turn of the last user turn, which its continuations go on."""
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -297,7 +297,13 @@ class TurnRunner:
         )
 
     async def _loop(self) -> None:
-        gateway_turn = self._begin()
+        # Spec (Forward within a turn): a continuation through handle_tool_results() stays on
+        # the hop that served the turn it continues; a new user turn starts at the primary.
+        continued = (
+            self.gmi._gateway_turn if self.input.metadata.get("is_tool_continuation") else None
+        )
+        gateway_turn = continued or self._begin()
+        self.gmi._gateway_turn = gateway_turn
         system_prompts = self._system_prompts()  # prepared once per user turn
         context = ToolExecutionContext(
             gmi_id=self.gmi.gmi_id,
