@@ -1,0 +1,302 @@
+"""``gmi_turn``: the overhead of one GMI turn, agentos against pydantic-ai, zero-latency models.
+
+Candidate: an `agentos.gmi.GMI` initialized with ``GMIConfig(model=ScriptedModel(<function>),
+tool_orchestrator=ToolOrchestrator([lookup], check_capabilities=False))`` and a plain
+`PersonaDefinition` (no sentiment tracking, no memory, no RAG), driven through
+``process_turn_stream`` with every chunk read and ``await stream.output()``. Baseline:
+pydantic-ai's ``Agent(FunctionModel(fn), system_prompt=..., tools=[lookup])`` driven with
+``await agent.run(prompt)``. pydantic-ai is installed for benchmarks only
+(``pip install -e '.[bench]'``) and imported lazily, so the rest of ``bench`` works without it.
+
+Metrics, each the median microseconds of one turn:
+
+- ``text_turn``: one model call that answers with text.
+- ``tool_turn``: one tool round: the first model call asks for ``lookup(q="a")``, the tool runs,
+  the second call answers with text.
+
+Fairness decisions:
+
+- **The same work on both sides.** The same system prompt, user prompt, tool (a typed function
+  with the same docstring), tool call, reply text and usage. Each model function answers from
+  the request (the tool turn's second call is told apart by the tool result at the end of the
+  prompt). The reply is one text delta and the usage is given, so neither side's scripted model
+  splits text or estimates tokens. The first turns of setup check that both sides give the
+  expected reply and tool result.
+- **One loop, one agent per side.** An `asyncio.Runner` is made once; one GMI and one `Agent`
+  serve every run, so what is measured is the turn, not construction or loop start.
+- **The GMI's history is cleared outside the timer before every turn.** A GMI keeps its
+  conversation; without clearing, each turn's prompt would carry every earlier turn, while
+  ``agent.run`` without ``message_history`` starts from nothing each time. Clearing
+  (``history.clear_history()``, which also drops those turns' reasoning-trace entries) keeps
+  both sides at one turn of context; the GMI is not rebuilt, so its initialization is not
+  part of any run.
+- **Many turns per run.** A turn takes microseconds, so each run times ``TURNS_PER_RUN`` turns
+  of each kind one by one and reports their median; the runner then takes the median of runs.
+- **Warm-up and settling.** Setup plays ``WARMUP_TURNS`` turns of each kind on both sides;
+  before every run a full garbage collection runs, so one side's garbage is not collected in
+  the other's timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import statistics
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from agentos.core.messages import Message, Role, ToolCall
+from agentos.core.usage import ModelUsage
+from agentos.gmi import GMI, GMIConfig, GMIOutputChunkType, GMITurnInput, ToolResultPayload
+from agentos.llm.model import CompletionOptions, ToolDefinition
+from agentos.persona import PersonaDefinition
+from agentos.testing import ScriptedModel, ScriptStep
+from agentos.tools import ToolOrchestrator
+from agentos.tools.tool import tool
+from bench.registry import Benchmark, Metric, Sample, register
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.models.function import AgentInfo
+
+__all__ = ["GMITurn"]
+
+SYSTEM = "You are a helpful assistant."
+TEXT_PROMPT = "Say hello."
+TOOL_PROMPT = "Look up a."
+REPLY = "Hello there."
+TOOL_REPLY = "I found a."
+TOOL_ARGS: dict[str, Any] = {"q": "a"}
+TOOL_RESULT = "found a"
+PROMPT_TOKENS = 20
+COMPLETION_TOKENS = 5
+TURNS_PER_RUN = 25
+WARMUP_TURNS = 50
+INSTALL_HINT = "pip install -e '.[bench]'"
+
+
+def _lookup(q: str) -> str:
+    """Look something up.
+
+    Args:
+        q: the query
+    """
+    return f"found {q}"
+
+
+_LOOKUP_TOOL = tool(name="lookup")(_lookup)
+
+
+class GMITurn(Benchmark):
+    """Microseconds per GMI turn (text, one tool round) vs pydantic-ai's Agent on FunctionModel."""
+
+    name: ClassVar[str] = "gmi_turn"
+    description: ClassVar[str] = (
+        "GMI.process_turn_stream on ScriptedModel vs pydantic-ai Agent.run on FunctionModel, "
+        f"zero latency, median of {TURNS_PER_RUN} turns per run"
+    )
+    metrics: ClassVar[tuple[Metric, ...]] = (
+        Metric("text_turn", "us", "lower", tolerance=0.5),
+        Metric("tool_turn", "us", "lower", tolerance=0.5),
+    )
+
+    def __init__(self) -> None:
+        self._runner: asyncio.Runner | None = None
+        self._gmi: GMI | None = None
+        self._agent: Agent[None, str] | None = None
+        self._turns = 0
+        self._versions: dict[str, str] = {}
+
+    def setup(self) -> None:
+        try:
+            import pydantic_ai
+        except ImportError:
+            raise SystemExit(
+                f"gmi_turn needs pydantic-ai (its baseline); install it with: {INSTALL_HINT}"
+            ) from None
+        self._versions["pydantic_ai"] = pydantic_ai.__version__
+        self._runner = asyncio.Runner()
+        self._gmi = self._runner.run(self._make_gmi())
+        self._agent = _make_agent()
+        self._runner.run(self._check())
+        for _ in range(WARMUP_TURNS):
+            self._runner.run(self._candidate_turn(TEXT_PROMPT))
+            self._runner.run(self._candidate_turn(TOOL_PROMPT))
+            self._runner.run(self._baseline_turn(TEXT_PROMPT))
+            self._runner.run(self._baseline_turn(TOOL_PROMPT))
+
+    def teardown(self) -> None:
+        if self._runner is not None:
+            if self._gmi is not None:
+                self._runner.run(self._gmi.shutdown())
+            self._runner.close()
+            self._runner = None
+
+    def settle(self) -> None:
+        gc.collect()
+
+    def run_candidate(self) -> Sample:
+        return self._measure(self._candidate_turn)
+
+    def run_baseline(self) -> Sample:
+        return self._measure(self._baseline_turn)
+
+    def settings(self) -> dict[str, object]:
+        return {
+            "system": SYSTEM,
+            "text_prompt": TEXT_PROMPT,
+            "tool_prompt": TOOL_PROMPT,
+            "reply": REPLY,
+            "tool_reply": TOOL_REPLY,
+            "tool_call": {"name": "lookup", "args": TOOL_ARGS},
+            "usage_per_call": {"prompt": PROMPT_TOKENS, "completion": COMPLETION_TOKENS},
+            "turns_per_run": TURNS_PER_RUN,
+            "warmup_turns_per_kind": WARMUP_TURNS,
+            "candidate": "GMI.process_turn_stream, every chunk read, await stream.output()",
+            "candidate_history": "cleared outside the timer before every turn (one GMI)",
+            "baseline": "Agent(FunctionModel(fn), system_prompt, tools=[lookup]).run(prompt)",
+            "event_loop": "one asyncio.Runner for both sides",
+            "versions": self._versions,
+        }
+
+    def _measure(self, turn: Callable[[str], Coroutine[Any, Any, float]]) -> Sample:
+        assert self._runner is not None
+        runner = self._runner
+        text = [runner.run(turn(TEXT_PROMPT)) for _ in range(TURNS_PER_RUN)]
+        tools = [runner.run(turn(TOOL_PROMPT)) for _ in range(TURNS_PER_RUN)]
+        return {
+            "text_turn": statistics.median(text) * 1e6,
+            "tool_turn": statistics.median(tools) * 1e6,
+        }
+
+    async def _make_gmi(self) -> GMI:
+        persona = PersonaDefinition(id="bench", name="Bench", base_system_prompt=SYSTEM)
+        gmi = GMI("bench")
+        config = GMIConfig(
+            model=ScriptedModel(_script),
+            tool_orchestrator=ToolOrchestrator([_LOOKUP_TOOL], check_capabilities=False),
+        )
+        await gmi.initialize(persona, config)
+        return gmi
+
+    def _turn_input(self, prompt: str) -> GMITurnInput:
+        self._turns += 1
+        return GMITurnInput(interaction_id=f"turn-{self._turns}", user_id="u1", content=prompt)
+
+    async def _candidate_turn(self, prompt: str) -> float:
+        """One GMI turn's seconds; its history is cleared first, outside the timer."""
+        assert self._gmi is not None
+        gmi = self._gmi
+        gmi.history.clear_history()
+        turn_input = self._turn_input(prompt)
+        started = time.perf_counter()
+        stream = gmi.process_turn_stream(turn_input)
+        async for _chunk in stream:
+            pass
+        await stream.output()
+        return time.perf_counter() - started
+
+    async def _baseline_turn(self, prompt: str) -> float:
+        assert self._agent is not None
+        agent = self._agent
+        started = time.perf_counter()
+        await agent.run(prompt)
+        return time.perf_counter() - started
+
+    async def _check(self) -> None:
+        """Both sides give the expected replies and tool result (and so do the same work)."""
+        assert self._gmi is not None
+        assert self._agent is not None
+        for prompt, reply in ((TEXT_PROMPT, REPLY), (TOOL_PROMPT, TOOL_REPLY)):
+            self._gmi.history.clear_history()
+            stream = self._gmi.process_turn_stream(self._turn_input(prompt))
+            results = [
+                chunk.content
+                async for chunk in stream
+                if chunk.type is GMIOutputChunkType.TOOL_RESULT
+            ]
+            output = await stream.output()
+            if output.error is not None or output.response_text != reply:
+                raise RuntimeError(f"agentos answered {output.response_text!r}: {output.error}")
+            if prompt == TOOL_PROMPT and not (
+                len(results) == 1
+                and isinstance(results[0], ToolResultPayload)
+                and results[0].result == TOOL_RESULT
+            ):
+                raise RuntimeError(f"agentos's tool turn gave the tool results {results!r}")
+            result = await self._agent.run(prompt)
+            if result.output != reply:
+                raise RuntimeError(f"pydantic-ai answered {result.output!r}")
+            if prompt == TOOL_PROMPT and _tool_returns(result.all_messages()) != [TOOL_RESULT]:
+                raise RuntimeError("pydantic-ai's tool turn did not run the tool once")
+
+
+def _usage() -> ModelUsage:
+    return ModelUsage(prompt_tokens=PROMPT_TOKENS, completion_tokens=COMPLETION_TOKENS)
+
+
+def _script(
+    messages: Sequence[Message], _tools: Sequence[ToolDefinition], _options: CompletionOptions
+) -> ScriptStep:
+    """agentos's model: text for the text prompt; for the tool prompt a call, then text."""
+    last = messages[-1]
+    if last.role is Role.TOOL:
+        return ScriptStep(text=[TOOL_REPLY], usage=_usage())
+    if last.text == TOOL_PROMPT:
+        return ScriptStep(tool_calls=[ToolCall("c1", "lookup", dict(TOOL_ARGS))], usage=_usage())
+    return ScriptStep(text=[REPLY], usage=_usage())
+
+
+def _make_agent() -> Agent[None, str]:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import FunctionModel
+
+    def lookup(q: str) -> str:
+        """Look something up.
+
+        Args:
+            q: the query
+        """
+        return f"found {q}"
+
+    return Agent(FunctionModel(_function), system_prompt=SYSTEM, tools=[lookup])
+
+
+def _function(messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
+    """pydantic-ai's model: the same decisions as `_script`."""
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.usage import RequestUsage
+
+    usage = RequestUsage(input_tokens=PROMPT_TOKENS, output_tokens=COMPLETION_TOKENS)
+    last = messages[-1]
+    assert isinstance(last, ModelRequest)
+    if any(isinstance(part, ToolReturnPart) for part in last.parts):
+        return ModelResponse(parts=[TextPart(TOOL_REPLY)], usage=usage)
+    if any(isinstance(part, UserPromptPart) and part.content == TOOL_PROMPT for part in last.parts):
+        call = ToolCallPart("lookup", dict(TOOL_ARGS), tool_call_id="c1")
+        return ModelResponse(parts=[call], usage=usage)
+    return ModelResponse(parts=[TextPart(REPLY)], usage=usage)
+
+
+def _tool_returns(messages: list[ModelMessage]) -> list[object]:
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+
+    return [
+        part.content
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    ]
+
+
+register(GMITurn, name=GMITurn.name)
