@@ -15,25 +15,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
-from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ReplayBlock, ToolCall
+from agentos.core.messages import Message
 from agentos.core.usage import ModelUsage
-from agentos.llm.errors import ProviderError
 from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
 from agentos.llm.model import (
     CacheDiagnosticsRequest,
     CompletionOptions,
-    FinishChunk,
-    FinishReason,
     ModelRequest,
-    ReplayChunk,
     TextDelta,
     ToolCallChunk,
-    UsageChunk,
     closing_stream,
 )
+from agentos.llm.step import StepCollector
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
@@ -114,68 +109,41 @@ class TextRun:
                     options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
                 return ModelRequest(history, definitions, options)
 
-            text: list[str] = []
-            calls: list[ToolCall] = []
-            blocks: list[ReplayBlock] = []
-            usage: ModelUsage | None = None
-            finish: FinishReason = "other"
-            response_model: str | None = None
-            message_id: str | None = None
-            diagnostics: dict[str, Any] | None = None
+            step_record = StepCollector()
             try:
                 async with closing_stream(self.turn.stream_step(build)) as items:
                     async for item in items:
-                        if type(item) is TextDelta:  # most chunks: skip the match below
-                            if item.text:
-                                text.append(item.text)
-                                yield TextDeltaPart(item.text)
+                        if isinstance(item, AttemptFailed):
+                            self.failed_attempts.append(item)
                             continue
-                        match item:
-                            case AttemptFailed():
-                                self.failed_attempts.append(item)
-                            case TextDelta(text=delta) if delta:
-                                text.append(delta)
-                                yield TextDeltaPart(delta)
-                            case ToolCallChunk(tool_call=call):
-                                calls.append(call)
-                                yield ToolCallPart(call)
-                            case ReplayChunk(block=block):
-                                blocks.append(block)
-                            case UsageChunk(usage=reported):
-                                usage = reported
-                            case FinishChunk():
-                                finish, response_model = item.finish_reason, item.response_model
-                                message_id = item.provider_message_id
-                                diagnostics = item.cache_diagnostics
-            except GMIError:
-                raise
+                        step_record.add(item)
+                        if type(item) is TextDelta:
+                            if item.text:
+                                yield TextDeltaPart(item.text)
+                        elif isinstance(item, ToolCallChunk):
+                            yield ToolCallPart(item.tool_call)
             except Exception as exc:
                 failed = self.failed_attempts[-1].hop if self.failed_attempts else None
-                raise ProviderError(
-                    f"{failed.provider_id if failed else 'the'} model call failed: {exc}",
-                    provider_id=failed.provider_id if failed else None,
-                    model_id=failed.model_id if failed else None,
-                    after_output=bool(text or calls),
-                ) from exc
+                raise step_record.failure(exc, failed) from exc
             hop = self.turn.serving_hop
             assert hop is not None  # a step that completed was served by a hop
-            self.history.append(
-                Message.assistant("".join(text), tool_calls=calls, replay_blocks=blocks)
-            )
+            self.history.append(step_record.message())
+            calls = step_record.tool_calls
+            finish = step_record.finish
             will_run = bool(calls) and bool(offered)
             step = StepResult(
                 index=index,
-                text="".join(text),
+                text=step_record.text,
                 tool_calls=calls,
                 tool_results=[],
-                finish_reason=finish,
-                usage=usage,
+                finish_reason=step_record.finish_reason,
+                usage=step_record.usage,
                 provider_id=hop.provider_id,
                 model_id=hop.model_id,
-                replay_blocks=blocks,
-                response_model=response_model,
-                provider_message_id=message_id,
-                cache_diagnostics=diagnostics,
+                replay_blocks=step_record.replay_blocks,
+                response_model=finish.response_model if finish else None,
+                provider_message_id=finish.provider_message_id if finish else None,
+                cache_diagnostics=finish.cache_diagnostics if finish else None,
             )
             self.steps.append(step)
             yield StepFinishPart(step)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ReplayBlock, ToolCall
+from agentos.core.messages import Message, ToolCall
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import (
     GMIOutput,
@@ -32,21 +32,19 @@ from agentos.gmi.prompt_engine import (
 from agentos.gmi.state import GMIPrimeState
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.gmi.turn_input import GMITurnInput
-from agentos.llm.errors import ProviderError
 from agentos.llm.gateway import (
     AttemptFailed,
     GatewayTurn,
     Hop,
 )
 from agentos.llm.model import (
-    FinishChunk,
     ModelRequest,
-    ReplayChunk,
     TextDelta,
     ToolCallChunk,
     UsageChunk,
     closing_stream,
 )
+from agentos.llm.step import StepCollector
 from agentos.persona.personality import personality_section
 from agentos.tools.context import ToolExecutionContext
 
@@ -375,74 +373,64 @@ class TurnRunner:
     async def _step(
         self, gateway_turn: GatewayTurn, build: Callable[[Hop], ModelRequest], step_index: int
     ) -> list[ToolCall]:
-        text: list[str] = []
-        calls: list[ToolCall] = []
-        blocks: list[ReplayBlock] = []
-        usage: ModelUsage | None = None
-        finish: FinishChunk | None = None
+        step = StepCollector()
+        failed_hop: Hop | None = None
         try:
             async with closing_stream(gateway_turn.stream_step(build)) as items:
                 async for item in items:
-                    match item:
-                        case TextDelta(text=delta):
-                            if delta:
-                                text.append(delta)
-                                await self.emit(GMIOutputChunkType.TEXT_DELTA, delta)
-                        case ToolCallChunk(tool_call=call):
-                            calls.append(call)
+                    if isinstance(item, AttemptFailed):
+                        failed_hop = item.hop
+                        billed = item.usage
+                        if billed is None and item.after_output:
+                            billed = step.usage
+                        if billed is not None:
+                            self.billed.append(billed)
                             await self.emit(
-                                GMIOutputChunkType.TOOL_CALL_REQUEST,
-                                [call],
+                                GMIOutputChunkType.USAGE_UPDATE,
+                                billed,
+                                usage=billed,
                                 metadata={
-                                    "execution_mode": "internal",
-                                    "requires_external_tool_result": False,
+                                    "attempt_failed": True,
+                                    "hop": item.hop.index,
+                                    "provider_id": item.hop.provider_id,
+                                    "model_id": item.hop.model_id,
                                 },
                             )
-                        case ReplayChunk(block=block):
-                            blocks.append(block)
-                        case UsageChunk(usage=reported):
-                            usage = reported
-                            await self.emit(
-                                GMIOutputChunkType.USAGE_UPDATE, reported, usage=reported
-                            )
-                        case FinishChunk():
-                            finish = item
-                        case AttemptFailed():
-                            billed = item.usage
-                            if billed is None and item.after_output:
-                                billed = usage
-                            if billed is not None:
-                                self.billed.append(billed)
-                                await self.emit(
-                                    GMIOutputChunkType.USAGE_UPDATE,
-                                    billed,
-                                    usage=billed,
-                                    metadata={
-                                        "attempt_failed": True,
-                                        "hop": item.hop.index,
-                                        "provider_id": item.hop.provider_id,
-                                        "model_id": item.hop.model_id,
-                                    },
-                                )
-                            # a retried attempt's chunks were never yielded: start afresh
-                            usage = None
-        except GMIError:
-            raise
+                        continue
+                    step.add(item)
+                    if type(item) is TextDelta:
+                        if item.text:
+                            await self.emit(GMIOutputChunkType.TEXT_DELTA, item.text)
+                    elif isinstance(item, ToolCallChunk):
+                        await self.emit(
+                            GMIOutputChunkType.TOOL_CALL_REQUEST,
+                            [item.tool_call],
+                            metadata={
+                                "execution_mode": "internal",
+                                "requires_external_tool_result": False,
+                            },
+                        )
+                    elif isinstance(item, UsageChunk):
+                        await self.emit(
+                            GMIOutputChunkType.USAGE_UPDATE, item.usage, usage=item.usage
+                        )
         except Exception as exc:
-            raise ProviderError(
-                f"the model call failed: {exc}", after_output=bool(text or calls)
-            ) from exc
+            raise step.failure(exc, failed_hop) from exc
         hop = gateway_turn.serving_hop
         assert hop is not None
-        step_text = "".join(text)
-        message = Message.assistant(step_text, tool_calls=calls, replay_blocks=blocks)
+        calls = step.tool_calls
+        usage = step.usage
+        finish = step.finish
+        blocks = step.replay_blocks
+        step_text = step.text
+        message = step.message()
         self.gmi.history.add(message)
         self.turn_messages.append(message)
         if usage is not None:
             self.step_usages.append(usage)
         self.tool_calls.extend(calls)
         self.last_text = step_text
-        reason = finish.finish_reason if finish is not None else "other"
+        reason = step.finish_reason
         payload = StepFinishedPayload(
             step_index=step_index,
             text=step_text,
