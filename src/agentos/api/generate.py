@@ -15,7 +15,6 @@ from typing import Any, NoReturn, TypedDict, Unpack, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
-from agentos.llm.budget import SpendBudget
 from agentos.llm.budgeted_model import BudgetedModel
 from agentos.llm.fallback_chain import FallbackLeg
 from agentos.llm.gateway import (
@@ -27,7 +26,8 @@ from agentos.llm.gateway import (
 from agentos.llm.metering import MeteredModel, MeteringContext
 from agentos.llm.model import CacheDiagnosticsRequest, ChatModel, CompletionOptions, ToolChoice
 from agentos.llm.resolve import resolve_model
-from agentos.storage.usage_ledger import UsageLedger
+from agentos.llm.spend_budget import SpendBudget
+from agentos.storage.usage_records import UsageLedger
 from agentos.tools.tool import Tool
 
 from .results import ErrorPart, GenerateTextResult

@@ -4,10 +4,8 @@ The streaming seam, adapters, the catalog, the completion gateway, fallback and 
 breakers, spend budgets and metering.
 """
 
-from agentos.llm.budget import (
+from agentos.llm.budget_errors import (
     CostCapExceededError,
-    SpendBudget,
-    SpendCall,
     SpendLimitError,
     SpendLimitInfo,
     UnpricedModelError,
@@ -56,6 +54,8 @@ from agentos.llm.resolve import (
     set_default_provider,
 )
 from agentos.llm.retry import is_retryable_error
+from agentos.llm.spend_budget import SpendBudget
+from agentos.llm.spend_call import SpendCall
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",

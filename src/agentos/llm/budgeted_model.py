@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agentos.core.usage import ModelUsage
-from agentos.llm.budget import BudgetLike, SpendCall
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import (
     ChatModel,
@@ -16,6 +15,8 @@ from agentos.llm.model import (
     UsageChunk,
     closing_stream,
 )
+from agentos.llm.spend_budget import BudgetLike
+from agentos.llm.spend_call import SpendCall
 from agentos.llm.token_estimate import estimate_prompt_tokens
 
 __all__ = ["BudgetedModel"]

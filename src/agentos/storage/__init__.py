@@ -6,6 +6,7 @@ store in ``schema_version`` (see `agentos.storage.sqlite`). This layer imports o
 `agentos.core`.
 """
 
+from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
 from agentos.storage.sqlite import (
     AGENTOS_HOME_ENV,
     DATABASE_FILENAME,
@@ -16,14 +17,8 @@ from agentos.storage.sqlite import (
     default_database_path,
     open_database,
 )
-from agentos.storage.usage_ledger import (
-    USAGE_LEDGER_MIGRATIONS,
-    InMemoryUsageLedger,
-    SQLiteUsageLedger,
-    UsageEvent,
-    UsageLedger,
-    UsageTotals,
-)
+from agentos.storage.sqlite_usage_ledger import USAGE_LEDGER_MIGRATIONS, SQLiteUsageLedger
+from agentos.storage.usage_records import UsageEvent, UsageLedger, UsageTotals
 
 __all__ = [
     "AGENTOS_HOME_ENV",

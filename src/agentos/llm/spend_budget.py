@@ -1,0 +1,438 @@
+"""`SpendBudget`: caps on what a run of model calls may cost (spec: Spend budget).
+
+A `SpendBudget` caps cost (``max_cost_usd``), tokens (``max_total_tokens``) or both. Before a
+call is sent, `SpendBudget.check` prices its worst case (the tokens spent so far, plus the
+call's prompt estimate, plus the output cap the call sends, priced by the model catalog: see
+`SpendCall`) and refuses the call when that would go over a cap: `CostCapExceededError`, or
+`UnpricedModelError` when a cost cap is set and the catalog has no price for the model. After
+the call, `SpendBudget.record` charges what it really used; `record_external_cost` charges
+spending made elsewhere (spec: ``session.recordExternalCost()``). The spec checks each
+completion call of a turn (a fallback hop's at the output cap that hop sends) and each
+metaprompt call, and records each finished step, each billed failed attempt and each
+metaprompt call.
+
+**Budgets draw on budgets.** A budget made with ``parent=`` (one budget or several) checks each
+call against itself and every ancestor and charges all of them. A charge walks the *union* of
+the budgets it reaches, so a budget reached twice (a diamond: two budgets drawing on one host
+budget, both charged for one call) is charged once. The TypeScript runtime's "one total that
+budgets on one guard and one budgetId keep" is, here, a parent budget both draw on. Recording
+the same call twice, on two budgets separately, charges it twice: charge a call through one
+budget, a `JointBudget` (`agentos.llm.joint_budget`) or a budget with several parents. The walk
+(`lineage_of`, `check_on`, `record_on`, `record_external_on`) starts from the budgets a call is
+charged through: a `SpendBudget` from itself, a `JointBudget` from each budget it joins.
+
+**Money is counted in whole picodollars** (10^-12 USD), converted from each cost's shortest
+decimal form, so sums are exact and do not depend on order (0.1 + 0.2 spends exactly 0.3), and
+a call recorded with exactly the usage it was checked at can never take a budget over its cap.
+
+**Concurrency.** Every method is synchronous and never awaits, so on one event loop a check or a
+charge is atomic; a process-wide lock makes them atomic across threads too. As the spec says,
+a check reads what has been *recorded*: calls checked while others are in flight may together
+go over a cap by at most the worst case of those in flight (a check does not reserve).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import threading
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Protocol, runtime_checkable
+
+from agentos.core.usage import ModelUsage
+from agentos.llm import catalog
+from agentos.llm.budget_errors import (
+    CostCapExceededError,
+    LimitCallback,
+    SpendCap,
+    SpendLimitError,
+    SpendLimitInfo,
+    UnpricedModelError,
+)
+from agentos.llm.spend_call import SpendCall, check_token_count
+
+__all__ = [
+    "BudgetLike",
+    "SpendBudget",
+    "check_on",
+    "lineage_of",
+    "record_external_on",
+    "record_on",
+]
+
+# The logger of `agentos.llm.budget`, where budgets lived before the split: logging set up for
+# that name keeps seeing a failing ``on_limit_reached``.
+_log = logging.getLogger("agentos.llm.budget")
+
+_PICO_PER_USD = 10**12
+
+
+def _pico(usd: float) -> int:
+    """``usd`` in whole picodollars, from its shortest decimal form (``repr``)."""
+    return int((Decimal(repr(float(usd))) * _PICO_PER_USD).to_integral_value())
+
+
+def _usd(pico: int) -> float:
+    return pico / _PICO_PER_USD
+
+
+# One lock for every budget: a charge touches several budgets at once, and a single lock can
+# neither deadlock nor let a diamond's shared budget be charged twice. Callbacks run outside it.
+_LOCK = threading.RLock()
+
+
+@runtime_checkable
+class BudgetLike(Protocol):
+    """What a gateway, a wrapper or a GMI needs of a budget: `SpendBudget` and `JointBudget`."""
+
+    def check(self, call: SpendCall) -> None:
+        """Refuse ``call`` (raise `SpendLimitError`) if it could go over a cap."""
+        ...
+
+    def record(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
+        """Charge a call's usage; return it priced."""
+        ...
+
+    def record_external_cost(self, cost_usd: float, tokens: int = 0) -> None:
+        """Charge spending made outside agentos's model calls."""
+        ...
+
+
+class SpendBudget:
+    """Caps on cost and tokens for the calls charged to it (spec: Spend budget).
+
+    ``max_cost_usd`` (USD) and ``max_total_tokens`` are each optional; a value that is
+    negative, NaN or not a number (``bool`` included) raises `ValueError` naming the field, as
+    the spec's RangeError does. An infinite cap caps nothing. ``on_limit_reached`` runs with a
+    `SpendLimitInfo` when a check is refused (see `check`). ``parent`` is a budget, or a
+    sequence of budgets, this one draws on. ``budget_id`` names the budget in refusals.
+    """
+
+    def __init__(
+        self,
+        max_cost_usd: float | None = None,
+        max_total_tokens: float | None = None,
+        *,
+        on_limit_reached: LimitCallback | None = None,
+        parent: SpendBudget | Sequence[SpendBudget] | None = None,
+        budget_id: str | None = None,
+    ) -> None:
+        self._max_cost_usd = _check_limit("max_cost_usd", max_cost_usd)
+        self._max_total_tokens = _check_limit("max_total_tokens", max_total_tokens)
+        # An infinite cap is kept for reporting but compared as no cap at all.
+        self._cost_limit = (
+            None
+            if self._max_cost_usd is None or math.isinf(self._max_cost_usd)
+            else _pico(self._max_cost_usd)
+        )
+        self._token_limit = (
+            None
+            if self._max_total_tokens is None or math.isinf(self._max_total_tokens)
+            else self._max_total_tokens
+        )
+        if on_limit_reached is not None and not callable(on_limit_reached):
+            raise ValueError("on_limit_reached must be a function taking a SpendLimitInfo")
+        self.on_limit_reached = on_limit_reached
+        self.parents: tuple[SpendBudget, ...] = _check_parents(parent)
+        """The budgets this one draws on (fixed when made, so budgets never form a cycle)."""
+        if budget_id is not None and not isinstance(budget_id, str):
+            raise ValueError(f"budget_id must be a string, got {type(budget_id).__name__}")
+        self.budget_id = budget_id
+        self._spent_pico = 0
+        self._spent_tokens = 0
+        self._unpriced_calls = 0
+
+    # -- figures -------------------------------------------------------------------------------
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        """The cost cap in USD, or ``None``."""
+        return self._max_cost_usd
+
+    @property
+    def max_total_tokens(self) -> float | None:
+        """The token cap, or ``None``."""
+        return self._max_total_tokens
+
+    @property
+    def spent_usd(self) -> float:
+        """The known cost charged so far (calls of unknown cost add nothing: `unpriced_calls`)."""
+        return _usd(self._spent_pico)
+
+    @property
+    def spent_tokens(self) -> int:
+        """The tokens charged so far."""
+        return self._spent_tokens
+
+    @property
+    def unpriced_calls(self) -> int:
+        """How many charged calls had an unknown cost.
+
+        Possible only without a cost cap, or when a caller records a call it did not check.
+        """
+        return self._unpriced_calls
+
+    @property
+    def remaining_usd(self) -> float | None:
+        """What the cost cap still allows (0 at or over it), or ``None`` without a finite cap."""
+        if self._cost_limit is None:
+            return None
+        return _usd(max(0, self._cost_limit - self._spent_pico))
+
+    @property
+    def remaining_tokens(self) -> float | None:
+        """What the token cap still allows (0 at or over it), or ``None`` without a finite cap."""
+        if self._token_limit is None:
+            return None
+        return max(0, self._token_limit - self._spent_tokens)
+
+    def lineage(self) -> tuple[SpendBudget, ...]:
+        """Itself, then every budget it draws on (nearest first), each once."""
+        return lineage_of((self,))
+
+    # -- the contract --------------------------------------------------------------------------
+
+    def check(self, call: SpendCall) -> None:
+        """Refuse ``call`` if its worst case could take this budget or an ancestor over a cap.
+
+        The worst case is the call's prompt estimate plus its output cap
+        (`SpendCall.output_cap`), priced by the model catalog. Budgets are checked in
+        `lineage` order, and within one budget the cost cap before the token cap; the first
+        refusal raises `UnpricedModelError` (a cost cap and no price for the model) or
+        `CostCapExceededError`. Before it is raised, ``on_limit_reached`` runs for the refusing
+        budget, then for each budget between it and this one, then for this one (spec: a
+        refusal by a budget's parent runs that budget's function), each at most once; an
+        exception from a callback is logged and does not replace the refusal.
+        """
+        check_on((self,), call)
+
+    def record(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
+        """Charge a call's usage to this budget and every ancestor, each once.
+
+        The cost is the usage's own when the provider gave one, else the catalog's price for
+        the model; an unknown cost charges the tokens and counts in `unpriced_calls`. Returns
+        the usage with that cost filled in. A charge may take a budget over its cap (a provider
+        that overran the estimate): the next check refuses.
+        """
+        return record_on((self,), usage, provider_id=provider_id, model_id=model_id)
+
+    def record_external_cost(self, cost_usd: float, tokens: int = 0) -> None:
+        """Charge spending made outside agentos's model calls (spec: ``recordExternalCost``).
+
+        ``cost_usd`` must be a finite number >= 0 and ``tokens`` an int >= 0 (`ValueError`).
+        """
+        record_external_on((self,), cost_usd, tokens)
+
+    def __repr__(self) -> str:
+        name = f" {self.budget_id!r}" if self.budget_id is not None else ""
+        return (
+            f"<SpendBudget{name} ${self.spent_usd} of {self._max_cost_usd}, "
+            f"{self._spent_tokens} tokens of {self._max_total_tokens}>"
+        )
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _refusal(
+        self, call: SpendCall, worst: ModelUsage, worst_pico: int | None
+    ) -> SpendLimitError | None:
+        """The error refusing ``call`` here, or ``None``. Reads state: hold `_LOCK`."""
+        if self._cost_limit is not None:
+            assert self._max_cost_usd is not None
+            if worst_pico is None:
+                info = self._info(call, "max_cost_usd", self.spent_usd, None, unpriced=True)
+                return UnpricedModelError(
+                    f"{self._name()} has a max_cost_usd of {_money(self._max_cost_usd)} and "
+                    f"cannot price {call.call} on {call.provider_id}:{call.model_id}: the model "
+                    f"catalog has no price for it (spent so far {_money(self.spent_usd)}); "
+                    "use a priced model or set only max_total_tokens",
+                    info,
+                )
+            if self._spent_pico + worst_pico > self._cost_limit:
+                info = self._info(call, "max_cost_usd", self.spent_usd, _usd(worst_pico))
+                return CostCapExceededError(
+                    f"{self._name()} refused {call.call} on {call.provider_id}:{call.model_id}: "
+                    f"its worst case of {_money(_usd(worst_pico))} ({worst.prompt_tokens:,} "
+                    f"prompt + {worst.completion_tokens:,} output tokens) on top of "
+                    f"{_money(self.spent_usd)} spent would exceed the max_cost_usd of "
+                    f"{_money(self._max_cost_usd)}",
+                    info,
+                )
+        if self._token_limit is not None:
+            assert self._max_total_tokens is not None
+            if self._spent_tokens + worst.total_tokens > self._token_limit:
+                info = self._info(call, "max_total_tokens", self._spent_tokens, worst.total_tokens)
+                return CostCapExceededError(
+                    f"{self._name()} refused {call.call} on {call.provider_id}:{call.model_id}: "
+                    f"its worst case of {worst.total_tokens:,} tokens ({worst.prompt_tokens:,} "
+                    f"prompt + {worst.completion_tokens:,} output) on top of "
+                    f"{self._spent_tokens:,} spent would exceed the max_total_tokens of "
+                    f"{_count(self._max_total_tokens)}",
+                    info,
+                )
+        return None
+
+    def _info(
+        self,
+        call: SpendCall,
+        cap: SpendCap,
+        spent: float,
+        requested: float | None,
+        *,
+        unpriced: bool = False,
+    ) -> SpendLimitInfo:
+        limit = self._max_cost_usd if cap == "max_cost_usd" else self._max_total_tokens
+        assert limit is not None
+        return SpendLimitInfo(
+            cap=cap,
+            limit=limit,
+            spent=spent,
+            requested=requested,
+            call=call.call,
+            provider_id=call.provider_id,
+            model_id=call.model_id,
+            budget_id=self.budget_id,
+            unpriced=unpriced,
+        )
+
+    def _name(self) -> str:
+        return f"spend budget {self.budget_id!r}" if self.budget_id else "the spend budget"
+
+    def _charge(self, tokens: int, pico: int | None) -> None:
+        self._spent_tokens += tokens
+        if pico is None:
+            self._unpriced_calls += 1
+        else:
+            self._spent_pico += pico
+
+
+# --- the walk: the budgets a call starts from, and every ancestor once -----------------------
+
+
+def lineage_of(roots: Iterable[SpendBudget]) -> tuple[SpendBudget, ...]:
+    """The roots, then their ancestors breadth first, each budget once (by identity)."""
+    seen: dict[int, SpendBudget] = {}
+    queue = list(roots)
+    while queue:
+        budget = queue.pop(0)
+        if id(budget) not in seen:
+            seen[id(budget)] = budget
+            queue.extend(budget.parents)
+    return tuple(seen.values())
+
+
+def check_on(roots: tuple[SpendBudget, ...], call: SpendCall) -> None:
+    """Refuse ``call`` if it could take a root or an ancestor over a cap (`SpendBudget.check`).
+
+    ``roots[0]`` is the primary: its ``on_limit_reached`` runs on any refusal.
+    """
+    if not isinstance(call, SpendCall):
+        raise TypeError(f"a budget checks a SpendCall, not {type(call).__name__}")
+    worst = call.worst_case
+    cost = catalog.cost_usd(call.provider_id, call.model_id, worst)
+    worst_pico = None if cost is None else _pico(cost)
+    with _LOCK:
+        lineage = lineage_of(roots)
+        for budget in lineage:
+            refusal = budget._refusal(call, worst, worst_pico)
+            if refusal is not None:
+                break
+        else:
+            return
+    _notify(roots[0], lineage, budget, refusal.info)
+    raise refusal
+
+
+def _notify(
+    primary: SpendBudget,
+    lineage: tuple[SpendBudget, ...],
+    refusing: SpendBudget,
+    info: SpendLimitInfo,
+) -> None:
+    # The refusing budget, then the budgets drawing on it from the nearest down to the roots
+    # (reverse breadth-first order), then the primary: each one whose limit stopped its call.
+    drawing = [b for b in reversed(lineage) if b is not refusing and refusing in b.lineage()]
+    notified: dict[int, SpendBudget] = {}
+    for budget in (refusing, *drawing, primary):
+        notified.setdefault(id(budget), budget)
+    for budget in notified.values():
+        if budget.on_limit_reached is None:
+            continue
+        try:
+            budget.on_limit_reached(info)
+        except Exception:
+            _log.exception("on_limit_reached of %r raised; the call stays refused", budget)
+
+
+def record_on(
+    roots: tuple[SpendBudget, ...], usage: ModelUsage, *, provider_id: str, model_id: str
+) -> ModelUsage:
+    """Charge a call's usage to the roots and every ancestor, each once; return it priced."""
+    if not isinstance(usage, ModelUsage):
+        raise TypeError(f"a budget records a ModelUsage, not {type(usage).__name__}")
+    priced = catalog.priced(provider_id, model_id, usage)
+    pico = None if priced.cost_usd is None else _pico(priced.cost_usd)
+    with _LOCK:
+        for budget in lineage_of(roots):
+            budget._charge(priced.total_tokens, pico)
+    return priced
+
+
+def record_external_on(roots: tuple[SpendBudget, ...], cost_usd: float, tokens: int) -> None:
+    """Charge external spending to the roots and every ancestor, each once.
+
+    ``cost_usd`` must be a finite number >= 0 and ``tokens`` an int >= 0 (`ValueError`).
+    """
+    if (
+        not isinstance(cost_usd, numbers.Real)
+        or isinstance(cost_usd, bool)
+        or not math.isfinite(cost_usd)
+        or cost_usd < 0
+    ):
+        raise ValueError(f"cost_usd must be a finite number >= 0, got {cost_usd!r}")
+    check_token_count("tokens", tokens)
+    pico = _pico(cost_usd)
+    with _LOCK:
+        for budget in lineage_of(roots):
+            budget._charge(tokens, pico)
+
+
+# --- validation and formatting ----------------------------------------------------------------
+
+
+def _check_limit(name: str, value: object) -> float | None:
+    if value is None:
+        return None
+    # numbers.Real takes numpy's scalars too; bool is an int to Python but not a budget.
+    if (
+        not isinstance(value, numbers.Real)
+        or isinstance(value, bool)
+        or math.isnan(value)
+        or value < 0
+    ):
+        raise ValueError(f"SpendBudget {name} must be a number >= 0, got {value!r}")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
+def _check_parents(parent: object) -> tuple[SpendBudget, ...]:
+    if parent is None:
+        return ()
+    parents = (parent,) if isinstance(parent, SpendBudget) else parent
+    if not isinstance(parents, Sequence) or isinstance(parents, str):
+        raise ValueError(f"parent must be a SpendBudget or a list of them, got {parent!r}")
+    for item in parents:
+        if not isinstance(item, SpendBudget):
+            raise ValueError(f"parent must be a SpendBudget or a list of them, got {item!r}")
+    return tuple(dict.fromkeys(parents))
+
+
+def _money(usd: float) -> str:
+    """``$0.50``, ``$0.000123``: at least cents, up to picodollars, no trailing zeros."""
+    text = f"{usd:.12f}".rstrip("0")
+    whole, _, fraction = text.partition(".")
+    return f"${whole}.{fraction.ljust(2, '0')}"
+
+
+def _count(tokens: float) -> str:
+    return f"{tokens:,}" if float(tokens).is_integer() else f"{tokens:,.2f}"
