@@ -344,6 +344,25 @@ def test_a_consumer_gone_before_the_model_is_free_generates_nothing(
     assert spy.seeds == []
 
 
+async def test_json_mode_constrains_the_reply_to_one_json_object(spy: LlamaSpy) -> None:
+    import json
+
+    from agentos.core.messages import Message
+    from agentos.llm.local import LocalModel
+    from agentos.llm.model import CompletionOptions, ModelRequest, TextDelta, closing_stream
+
+    model = LocalModel()
+    request = ModelRequest(
+        [Message.user('Reply with a JSON object with the key "greeting".')],
+        options=CompletionOptions(json_mode=True, seed=4, max_tokens=300),
+    )
+    async with closing_stream(model.stream(request)) as chunks:
+        text = "".join([c.text async for c in chunks if isinstance(c, TextDelta)])
+    assert isinstance(json.loads(text), dict)
+    [call] = spy.generate
+    assert call.kwargs["grammar"] is not None
+
+
 async def test_tools_are_not_offered_to_the_local_model(spy: LlamaSpy) -> None:
     calls: list[str] = []
 

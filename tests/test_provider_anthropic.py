@@ -322,6 +322,92 @@ async def test_no_cache_control_when_cache_is_off_or_unset(
     assert body(server) == PLAIN_BODY
 
 
+@pytest.mark.parametrize("tier", ["auto", "standard_only"])
+async def test_service_tier_is_the_request_s_service_tier(serve: Serve, tier: str) -> None:
+    server = serve(ok())
+    options = CompletionOptions(service_tier=tier)
+    await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server) == {**PLAIN_BODY, "service_tier": tier}
+
+
+async def test_a_service_tier_anthropic_does_not_have_is_refused_before_any_request(
+    serve: Serve,
+) -> None:
+    server = serve(ok())
+    model = model_for(server)
+    options = CompletionOptions(service_tier="flex")
+    with pytest.raises(GMIError) as caught:
+        model.check_options(options)
+    assert caught.value.code is GMIErrorCode.INVALID_ARGUMENT
+    assert caught.value.details == {
+        "option": "service_tier",
+        "provider_id": "anthropic",
+        "service_tier": "flex",
+    }
+    assert "service_tier" in caught.value.message
+    with pytest.raises(GMIError) as caught:
+        await collect(model, ModelRequest(HELLO, options=options))
+    assert caught.value.details["option"] == "service_tier"
+    assert server.requests == []
+
+
+async def test_prompt_cache_key_and_retention_are_not_sent(serve: Serve) -> None:
+    # Anthropic has no cache routing key and no in_memory/24h lifetime: the body is the one
+    # without them, and the call still runs (a persona's OpenAI setting on a fallback hop).
+    server = serve(ok())
+    options = CompletionOptions(prompt_cache_key="user-7f3a", prompt_cache_retention="24h")
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server) == PLAIN_BODY
+    assert text_of(chunks) == "ok"
+
+
+async def test_json_mode_is_an_instruction_after_the_leading_system_messages(
+    serve: Serve,
+) -> None:
+    server = serve(Reply(events=text_stream(['{"ok": true}'])))
+    messages = [Message.system("You are terse."), *HELLO]
+    options = CompletionOptions(json_mode=True)
+    chunks = await collect(model_for(server), ModelRequest(messages, options=options))
+    assert body(server) == {
+        **PLAIN_BODY,
+        "system": "You are terse.\n\n" + _anthropic_request.JSON_MODE_INSTRUCTION,
+    }
+    # No schema was asked for: no schema route, and the text is the answer as it came.
+    finish = finish_of(chunks)
+    assert finish.schema_route is None
+    assert text_of(chunks) == '{"ok": true}'
+
+
+@pytest.mark.parametrize("json_mode", [False, None])
+async def test_json_mode_off_or_unset_adds_nothing(serve: Serve, json_mode: bool | None) -> None:
+    server = serve(ok())
+    options = CompletionOptions(json_mode=json_mode)
+    await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert body(server) == PLAIN_BODY
+
+
+async def test_a_schema_wins_over_json_mode(serve: Serve) -> None:
+    server = serve(Reply(events=text_stream(['{"name": "Ada", "age": 36}'])))
+    options = CompletionOptions(json_mode=True, response_schema=PERSON)
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    sent = body(server)
+    assert finish_of(chunks).schema_route == "output_format"
+    assert "system" not in sent
+
+
+async def test_the_tier_the_usage_reports_reaches_the_finish_chunk(serve: Serve) -> None:
+    server = serve(Reply(events=text_stream(["ok"], service_tier="priority")))
+    options = CompletionOptions(service_tier="auto")
+    chunks = await collect(model_for(server), ModelRequest(HELLO, options=options))
+    assert finish_of(chunks).service_tier == "priority"
+
+
+async def test_no_reported_tier_leaves_the_finish_chunk_s_tier_unset(serve: Serve) -> None:
+    server = serve(ok())
+    chunks = await collect(model_for(server), ModelRequest(HELLO))
+    assert finish_of(chunks).service_tier is None
+
+
 async def test_tools_are_sent_with_their_schema(serve: Serve) -> None:
     server = serve(ok())
     bare = ToolDefinition("now", "", {})

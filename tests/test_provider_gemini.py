@@ -329,6 +329,75 @@ async def test_cache_is_never_sent_gemini_caches_implicitly(
     }
 
 
+PLAIN_CONTENTS = [{"role": "user", "parts": [{"text": "Hello"}]}]
+
+
+@pytest.mark.parametrize(("tier", "sent"), [("flex", "flex"), ("Priority", "priority")])
+async def test_service_tier_is_the_request_s_service_tier(
+    serve: Serve, tier: str, sent: str
+) -> None:
+    options = CompletionOptions(service_tier=tier)
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    # The SDK sends the config's service_tier at the request's top level, not in the config.
+    assert body == {"contents": PLAIN_CONTENTS, "generationConfig": {}, "serviceTier": sent}
+
+
+def test_the_service_tiers_are_the_sdks() -> None:
+    sdk = {tier.value for tier in types.ServiceTier} - {"unspecified"}
+    assert set(_gemini_request._SERVICE_TIERS) == sdk
+
+
+async def test_prompt_cache_key_and_retention_are_never_sent(serve: Serve) -> None:
+    options = CompletionOptions(prompt_cache_key="user-7f3a", prompt_cache_retention="24h")
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body == {"contents": PLAIN_CONTENTS, "generationConfig": {}}
+
+
+async def test_json_mode_is_the_json_mime_type(serve: Serve) -> None:
+    options = CompletionOptions(json_mode=True)
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body == {
+        "contents": PLAIN_CONTENTS,
+        "generationConfig": {"responseMimeType": "application/json"},
+    }
+
+
+@pytest.mark.parametrize("json_mode", [False, None])
+async def test_json_mode_off_or_unset_sends_no_mime_type(
+    serve: Serve, json_mode: bool | None
+) -> None:
+    options = CompletionOptions(json_mode=json_mode)
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body == {"contents": PLAIN_CONTENTS, "generationConfig": {}}
+
+
+async def test_json_mode_with_a_schema_sends_the_schema(serve: Serve) -> None:
+    options = CompletionOptions(json_mode=True, response_schema=PERSON)
+    body = await body_of(serve, ModelRequest(HELLO, options=options))
+    assert body["generationConfig"] == {
+        "responseMimeType": "application/json",
+        "responseJsonSchema": PERSON,
+    }
+
+
+async def test_the_served_tier_header_reaches_the_finish_chunk(serve: Serve) -> None:
+    # Asked for priority, downgraded to standard: Google says so in a response header.
+    served = serve(
+        stream_reply(done(text_part("ok")), headers={"x-gemini-service-tier": "standard"})
+    )
+    options = CompletionOptions(service_tier="priority")
+    chunks = await collect(model_for(served), ModelRequest(HELLO, options=options))
+    finish = next(item for item in chunks if isinstance(item, FinishChunk))
+    assert finish.service_tier == "standard"
+
+
+async def test_no_served_tier_header_leaves_the_finish_chunk_s_tier_unset(serve: Serve) -> None:
+    served = serve(stream_reply(done(text_part("ok"))))
+    chunks = await collect(model_for(served), ModelRequest(HELLO))
+    finish = next(item for item in chunks if isinstance(item, FinishChunk))
+    assert finish.service_tier is None
+
+
 def test_the_thinking_levels_are_the_sdks() -> None:
     sdk = {level.value for level in types.ThinkingLevel} - {"THINKING_LEVEL_UNSPECIFIED"}
     assert set(_gemini_request._THINKING_LEVELS) == sdk
@@ -456,19 +525,25 @@ def test_check_options_refuses_settings_the_config_cannot_take() -> None:
         assert caught.value.details == {"option": "custom_model_params", "key": key}
 
 
-async def test_an_effort_gemini_has_no_level_for_is_refused_before_any_request(
-    serve: Serve,
+@pytest.mark.parametrize(
+    ("option", "value", "options"),
+    [
+        ("effort", "max", CompletionOptions(effort="max")),
+        ("service_tier", "auto", CompletionOptions(service_tier="auto")),
+    ],
+)
+async def test_a_value_gemini_has_no_setting_for_is_refused_before_any_request(
+    serve: Serve, option: str, value: str, options: CompletionOptions
 ) -> None:
     served = serve()
     model = model_for(served)
-    options = CompletionOptions(effort="max")
     with pytest.raises(GMIError) as caught:
         model.check_options(options)
     assert caught.value.code == GMIErrorCode.INVALID_ARGUMENT
-    assert caught.value.details == {"option": "effort", "effort": "max"}
+    assert caught.value.details == {"option": option, option: value}
     with pytest.raises(GMIError) as caught:
         await collect(model, ModelRequest(HELLO, options=options))
-    assert caught.value.details["option"] == "effort"
+    assert caught.value.details["option"] == option
     assert served.requests == []
 
 

@@ -366,6 +366,98 @@ async def test_effort_and_cache_on_openai_itself() -> None:
     }
 
 
+PLAIN_BODY: dict[str, Any] = {
+    "model": MODEL,
+    "messages": [{"role": "user", "content": "Hello"}],
+    "stream": True,
+    "stream_options": {"include_usage": True},
+}
+
+
+def finish_of(chunks: Sequence[ModelChunk]) -> FinishChunk:
+    return next(chunk for chunk in chunks if isinstance(chunk, FinishChunk))
+
+
+async def test_prompt_cache_key_retention_and_service_tier_go_under_their_own_names() -> None:
+    options = CompletionOptions(
+        prompt_cache_key="user-7f3a", prompt_cache_retention="24h", service_tier="flex"
+    )
+    request = ModelRequest(HELLO.messages, options=options)
+    _, server = await run([stream_reply(CHUNKS.text_events(["ok"]))], request)
+    assert body_of(server) == {
+        **PLAIN_BODY,
+        "prompt_cache_key": "user-7f3a",
+        "prompt_cache_retention": "24h",
+        "service_tier": "flex",
+    }
+
+
+async def test_a_compatible_server_s_own_tier_name_is_sent_as_given() -> None:
+    # Groq's "on_demand" is no OpenAI tier: the adapter passes it on, the server judges it.
+    options = CompletionOptions(service_tier="on_demand")
+    request = ModelRequest(HELLO.messages, options=options)
+    _, server = await run([stream_reply(CHUNKS.text_events(["ok"]))], request, provider_id="groq")
+    assert body_of(server) == {**PLAIN_BODY, "service_tier": "on_demand"}
+
+
+async def test_json_mode_goes_as_a_json_object_response_format() -> None:
+    request = ModelRequest(HELLO.messages, options=CompletionOptions(json_mode=True))
+    _, server = await run([stream_reply(CHUNKS.text_events(['{"ok": true}']))], request)
+    assert body_of(server) == {**PLAIN_BODY, "response_format": {"type": "json_object"}}
+
+
+@pytest.mark.parametrize("json_mode", [False, None])
+async def test_json_mode_off_or_unset_sends_no_response_format(json_mode: bool | None) -> None:
+    request = ModelRequest(HELLO.messages, options=CompletionOptions(json_mode=json_mode))
+    _, server = await run([stream_reply(CHUNKS.text_events(["ok"]))], request)
+    assert body_of(server) == PLAIN_BODY
+
+
+async def test_json_mode_goes_beside_the_tools() -> None:
+    options = CompletionOptions(json_mode=True, tool_choice="auto")
+    request = ModelRequest(HELLO.messages, [WEATHER], options)
+    chunks, server = await run([stream_reply(CHUNKS.text_events(['{"ok": true}']))], request)
+    body = body_of(server)
+    assert body["response_format"] == {"type": "json_object"}
+    assert [tool["function"]["name"] for tool in body["tools"]] == ["get_weather"]
+    assert body["tool_choice"] == "auto"
+    # No schema was asked for: the step says no schema route.
+    assert finish_of(chunks).schema_route is None
+
+
+async def test_a_schema_wins_over_json_mode() -> None:
+    options = CompletionOptions(json_mode=True, response_schema=STRICT_SCHEMA)
+    request = ModelRequest(HELLO.messages, options=options)
+    _, server = await run([stream_reply(CHUNKS.text_events(["{}"]))], request)
+    assert body_of(server)["response_format"]["type"] == "json_schema"
+
+
+async def test_the_tier_openai_served_the_request_at_reaches_the_finish_chunk() -> None:
+    # Asked for priority, served at default: the finish reports what OpenAI says it served.
+    served = ChunkMaker(service_tier="default")
+    request = ModelRequest(HELLO.messages, options=CompletionOptions(service_tier="priority"))
+    chunks, _ = await run([stream_reply(served.text_events(["ok"]))], request)
+    assert finish_of(chunks) == FinishChunk(
+        "stop",
+        response_model="gpt-4o-mini-2024-07-18",
+        provider_message_id="chatcmpl-9xYzAbC",
+        service_tier="default",
+    )
+
+
+async def test_no_reported_tier_leaves_the_finish_chunk_s_tier_unset() -> None:
+    chunks, _ = await run([stream_reply(CHUNKS.text_events(["ok"]))])
+    assert finish_of(chunks).service_tier is None
+
+
+async def test_the_tier_reported_last_before_the_finish_wins() -> None:
+    first = ChunkMaker(service_tier="priority")
+    last = ChunkMaker(service_tier="default")
+    events = [first.role(), first.text("ok"), last.finish(), last.usage(), DONE]
+    chunks, _ = await run([stream_reply(events)])
+    assert finish_of(chunks).service_tier == "default"
+
+
 @pytest.mark.parametrize(
     ("choice", "sent"),
     [

@@ -51,13 +51,17 @@ def message_start(
     cache_creation_input_tokens: int | None = None,
     diagnostics: dict[str, Any] | None = None,
     null_diagnostics: bool = False,
+    service_tier: str | None = None,
 ) -> str:
     """The stream's first event: the message shell with its id, model and input usage.
 
     ``diagnostics`` is the response's cache-diagnostics object (left out when ``None``, or sent
-    as ``null`` with ``null_diagnostics``).
+    as ``null`` with ``null_diagnostics``). ``service_tier`` is the tier the usage reports the
+    request was served at (``standard``, ``priority`` or ``batch``; left out when ``None``).
     """
     usage: dict[str, Any] = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    if service_tier is not None:
+        usage["service_tier"] = service_tier
     if cache_read_input_tokens is not None:
         usage["cache_read_input_tokens"] = cache_read_input_tokens
     if cache_creation_input_tokens is not None:
@@ -200,6 +204,7 @@ def text_stream(
     output_tokens: int = 12,
     message_id: str = "msg_01TestMessage",
     diagnostics: dict[str, Any] | None = None,
+    service_tier: str | None = None,
 ) -> list[str]:
     """A whole stream answering with one text block made of ``pieces``."""
     return [
@@ -208,6 +213,7 @@ def text_stream(
             model=model,
             input_tokens=input_tokens,
             diagnostics=diagnostics,
+            service_tier=service_tier,
         ),
         text_start(),
         *(text_delta(piece) for piece in pieces),

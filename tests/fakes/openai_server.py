@@ -67,13 +67,22 @@ class CallSpec:
 
 
 class ChunkMaker:
-    """Builds the SSE events of one streamed completion (one id, one model)."""
+    """Builds the SSE events of one streamed completion (one id, one model).
+
+    ``service_tier``, when given, goes on every chunk, as OpenAI reports the tier it served
+    the request at.
+    """
 
     def __init__(
-        self, *, id: str = "chatcmpl-9xYzAbC", model: str = "gpt-4o-mini-2024-07-18"
+        self,
+        *,
+        id: str = "chatcmpl-9xYzAbC",
+        model: str = "gpt-4o-mini-2024-07-18",
+        service_tier: str | None = None,
     ) -> None:
         self.id = id
         self.model = model
+        self.service_tier = service_tier
 
     def chunk(
         self,
@@ -102,8 +111,10 @@ class ChunkMaker:
                 }
             ],
             "usage": usage,
-            **extra,
         }
+        if self.service_tier is not None:
+            body["service_tier"] = self.service_tier
+        body.update(extra)
         return sse(body)
 
     def role(self) -> str:

@@ -8,9 +8,11 @@ a call without tools. Keys are read in snake_case or the TypeScript camelCase.
 
 `to_completion_options()` maps them onto `CompletionOptions`: ``thinking`` (a token budget, or
 ``{"budget_tokens": n}``) becomes ``thinking_budget_tokens``; a ``response_format`` of type
-``json_schema`` becomes ``response_schema``/``schema_name``; ``prompt_cache_key``,
-``prompt_cache_retention`` and ``service_tier``, which `CompletionOptions` has no field for, go
-into ``custom_model_params`` under those names (the OpenAI body keys).
+``json_schema`` becomes ``response_schema``/``schema_name``, one of type ``json_object``
+becomes ``json_mode=True`` (type ``text``, the default, sets nothing); ``prompt_cache_key``,
+``prompt_cache_retention`` and ``service_tier`` go to the fields of those names, which each
+provider adapter sends in its own form (or not at all, where its provider has no such setting).
+``custom_model_params`` is passed through as given.
 """
 
 from __future__ import annotations
@@ -78,9 +80,6 @@ def forwarded_options(
 def to_completion_options(forwarded: Mapping[str, Any]) -> CompletionOptions:
     """`CompletionOptions` carrying ``forwarded`` (see the module doc for the mapping)."""
     custom: dict[str, Any] = dict(forwarded.get("custom_model_params") or {})
-    for key in ("prompt_cache_key", "prompt_cache_retention", "service_tier"):
-        if key in forwarded:
-            custom[key] = forwarded[key]
     thinking = forwarded.get("thinking")
     budget: int | None = None
     if isinstance(thinking, int) and not isinstance(thinking, bool):
@@ -90,11 +89,15 @@ def to_completion_options(forwarded: Mapping[str, Any]) -> CompletionOptions:
         budget = int(value) if value is not None else None
     schema: dict[str, Any] | None = None
     schema_name: str | None = None
+    json_mode: bool | None = None
     response_format = forwarded.get("response_format")
-    if isinstance(response_format, Mapping) and response_format.get("type") == "json_schema":
+    kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+    if isinstance(response_format, Mapping) and kind == "json_schema":
         spec = response_format.get("json_schema") or response_format.get("jsonSchema") or {}
         schema = spec.get("schema")
         schema_name = spec.get("name")
+    elif kind == "json_object":
+        json_mode = True
     stops = forwarded.get("stop_sequences")
     return CompletionOptions(
         temperature=forwarded.get("temperature"),
@@ -111,4 +114,8 @@ def to_completion_options(forwarded: Mapping[str, Any]) -> CompletionOptions:
         thinking_budget_tokens=budget,
         effort=forwarded.get("effort"),
         cache=forwarded.get("cache"),
+        prompt_cache_key=forwarded.get("prompt_cache_key"),
+        prompt_cache_retention=forwarded.get("prompt_cache_retention"),
+        service_tier=forwarded.get("service_tier"),
+        json_mode=json_mode,
     )

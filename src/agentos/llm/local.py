@@ -6,6 +6,10 @@ event loop stays free, and the stream reports exact token counts. Sampling defau
 temperature 0.7 and repeat penalty 1.3 (the model loops under greedy decoding); a caller's own
 values (``temperature``, ``top_p``, ``custom_model_params={"repeat_penalty": ..., "top_k": ...,
 "min_p": ...}``) replace them. The model offers no tools: it cannot call them.
+``json_mode`` constrains the reply to one JSON object with llama.cpp's JSON grammar, as
+llama-cpp-python does for ``response_format={"type": "json_object"}``. ``prompt_cache_key``,
+``prompt_cache_retention`` and ``service_tier`` mean nothing here (one process, one KV cache,
+no tiers) and are ignored.
 
 Each GGUF file is loaded once per process and shared; generations on it take turns. An unseeded
 call reuses the prompt prefix the previous call left in the KV cache; a seeded one evaluates its
@@ -361,6 +365,13 @@ class _Generation:
             # text.
             llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama-cpp-python
         llama.set_seed(self.seed)
+        grammar = None
+        if request.options.json_mode:
+            # llama.cpp's grammar for one JSON object: the sampler can only pick tokens that
+            # keep the reply valid JSON, and the end of generation only once the object closes.
+            from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+            grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
         tokens = llama.generate(
             prompt,
             top_k=sampling.top_k,
@@ -370,6 +381,7 @@ class _Generation:
             repeat_penalty=sampling.repeat_penalty,
             frequency_penalty=sampling.frequency_penalty,
             presence_penalty=sampling.presence_penalty,
+            grammar=grammar,
         )
         with contextlib.closing(tokens):
             for token in tokens:

@@ -99,6 +99,17 @@ class CompletionOptions:
     the provider's end-user field. ``effort`` (a reasoning-effort level such as ``"low"``) and
     ``cache`` (prompt caching: ``True``, ``False``, or a time to live ``"5m"`` / ``"1h"``) go to
     providers that have such settings; a fallback leg's own values replace them on its hop.
+
+    ``prompt_cache_key`` (a key that routes requests sharing a prompt prefix to the same cache),
+    ``prompt_cache_retention`` (how long a cached prefix is kept; OpenAI takes ``"in_memory"``
+    and ``"24h"``) and ``service_tier`` (the processing tier asked for: OpenAI's ``"auto"``,
+    ``"default"``, ``"flex"``, ``"priority"``, ...; Anthropic's ``"auto"`` / ``"standard_only"``;
+    Gemini's ``"standard"`` / ``"flex"`` / ``"priority"``) go to providers that have such a
+    setting and are not sent to the others; a model whose provider takes a fixed set of values
+    refuses any other in ``check_options``. ``json_mode=True`` asks for a reply that is one JSON
+    object without a schema (OpenAI's ``response_format={"type": "json_object"}``); ``False`` or
+    ``None`` sends nothing (plain text is every provider's default), and a ``response_schema``
+    takes its place when both are set (a schema answer is JSON already).
     """
 
     temperature: float | None = None
@@ -118,6 +129,10 @@ class CompletionOptions:
     cache_diagnostics: CacheDiagnosticsRequest | None = None
     effort: str | None = None
     cache: bool | Literal["5m", "1h"] | None = None
+    prompt_cache_key: str | None = None
+    prompt_cache_retention: str | None = None
+    service_tier: str | None = None
+    json_mode: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +174,21 @@ class UsageChunk:
 
 @dataclass(frozen=True, slots=True)
 class FinishChunk:
-    """The end of a step, with its reason and, when reported, the model that answered."""
+    """The end of a step, with its reason and what the provider reported about the answer.
+
+    ``response_model`` is the model that answered; ``service_tier`` the processing tier the
+    provider says it served the request at (OpenAI's ``service_tier``, Anthropic's
+    ``usage.service_tier``, Gemini's ``x-gemini-service-tier`` header), ``None`` when it did not
+    say; ``provider_message_id`` the response's id; ``schema_route`` where a requested schema
+    went; ``cache_diagnostics`` Anthropic's prompt-cache diagnostics, as sent.
+    """
 
     finish_reason: FinishReason
     response_model: str | None = None
     provider_message_id: str | None = None
     schema_route: SchemaRoute | None = None
     cache_diagnostics: dict[str, Any] | None = None
+    service_tier: str | None = None
 
 
 ModelChunk = TextDelta | ToolCallChunk | ReplayChunk | UsageChunk | FinishChunk

@@ -39,7 +39,15 @@ from agentos.llm.providers._anthropic_schema import (
     schema_plan,
 )
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MIN_THINKING_BUDGET", "build_params", "convert_messages"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "JSON_MODE_INSTRUCTION",
+    "MIN_THINKING_BUDGET",
+    "SERVICE_TIERS",
+    "build_params",
+    "check_service_tier",
+    "convert_messages",
+]
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` when the options set none and the catalog knows no output limit for the model
@@ -47,6 +55,26 @@ DEFAULT_MAX_TOKENS = 4096
 
 MIN_THINKING_BUDGET = 1024
 """The smallest ``budget_tokens`` the API accepts."""
+
+SERVICE_TIERS = ("auto", "standard_only")
+"""The ``service_tier`` values the Messages API takes (the SDK's ``MessageCreateParams``)."""
+
+JSON_MODE_INSTRUCTION = (
+    "Respond only with a single JSON object, with no other text and no Markdown code fence."
+)
+"""The system instruction ``json_mode`` adds: the API has no JSON mode of its own."""
+
+
+def check_service_tier(tier: str | None) -> None:
+    """Refuse a ``service_tier`` the Messages API does not take (`GMIError` naming it)."""
+    if tier is not None and tier not in SERVICE_TIERS:
+        raise GMIError(
+            f"service_tier {tier!r} is not an Anthropic service tier (one of "
+            f"{', '.join(SERVICE_TIERS)})",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": "service_tier", "provider_id": "anthropic", "service_tier": tier},
+        )
+
 
 # --- messages ----------------------------------------------------------------------------------
 
@@ -211,6 +239,16 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
     the request's top-level ``cache_control`` (``{"type": "ephemeral"}``, with ``"ttl"`` when a
     lifetime is given), which the API applies to the last cacheable block and moves forward as
     the conversation grows; ``False`` or unset sends no ``cache_control`` at all.
+
+    ``service_tier`` goes as the request's ``service_tier`` (``auto`` or ``standard_only``,
+    `check_service_tier`). ``prompt_cache_key`` and ``prompt_cache_retention`` are not sent:
+    Anthropic caches what ``cache_control`` marks, per workspace, with no routing key, and its
+    lifetimes are ``cache``'s ``5m`` / ``1h``, not OpenAI's ``in_memory`` / ``24h``; a persona
+    that sets them for an OpenAI hop still runs on an Anthropic fallback hop, as ``cache`` does
+    on OpenAI. ``json_mode`` (without a schema) adds `JSON_MODE_INSTRUCTION` to the system
+    prompt after the leading system messages, as the ``prompt`` schema route does with a
+    schema: the API has no JSON-object switch, and the JSON output format needs a schema that
+    closes every object, which would force an empty one.
     """
     options = request.options
     traits = model_traits(model_id)
@@ -242,6 +280,8 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
             choice = {"type": "tool", "name": plan.tool_name}
         else:
             system.append(schema_instruction(schema, options.schema_name))
+    elif options.json_mode:
+        system.append(JSON_MODE_INSTRUCTION)
     if system:
         params["system"] = "\n\n".join(system)
     if tools:  # tool_choice is never sent without tools: the API refuses it
@@ -265,6 +305,8 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
         if options.cache is not True:
             cache_control["ttl"] = options.cache
         params["cache_control"] = cache_control
+    if options.service_tier is not None:
+        params["service_tier"] = options.service_tier
     if options.cache_diagnostics is not None:
         # The object is the opt-in: a null previous_message_id asks for no comparison yet.
         params["diagnostics"] = {

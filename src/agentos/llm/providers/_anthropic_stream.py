@@ -76,6 +76,7 @@ class StreamState:
     stop_reason: str | None = None
     stop_details: dict[str, Any] | None = None
     diagnostics: dict[str, Any] | None = None
+    service_tier: str | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read: int = 0
@@ -108,6 +109,11 @@ class StreamState:
             value = getattr(usage, attr, None)
             if value is not None:
                 setattr(self, name, value)
+        # The tier the request was served at: on message_start's usage (message_delta's usage
+        # has no such field today, but a later report would be the truer one).
+        tier = getattr(usage, "service_tier", None)
+        if isinstance(tier, str) and tier:
+            self.service_tier = tier
 
     def handle(self, event: Any) -> list[ModelChunk]:
         """The chunks one event gives; raises `ProviderError` for a refusal."""
@@ -232,4 +238,5 @@ class StreamState:
             provider_message_id=self.message_id,
             schema_route=self.plan.route if self.plan is not None else None,
             cache_diagnostics=self.diagnostics,
+            service_tier=self.service_tier,
         )

@@ -39,6 +39,7 @@ __all__ = [
     "build_contents",
     "check_custom_params",
     "check_effort",
+    "check_service_tier",
     "config_field",
     "decode_signature",
     "encode_signature",
@@ -294,6 +295,26 @@ def check_effort(effort: str | None) -> str | None:
     return level
 
 
+# The tiers ``google.genai.types.ServiceTier`` names (``unspecified``, the default, aside),
+# kept here so that checking a tier does not import the SDK.
+_SERVICE_TIERS = ("standard", "flex", "priority")
+
+
+def check_service_tier(tier: str | None) -> str | None:
+    """The ``service_tier`` for ``tier`` (lower-cased), or `GMIError` if Gemini has no such tier."""
+    if tier is None:
+        return None
+    name = tier.strip().lower()
+    if name not in _SERVICE_TIERS:
+        raise _bad(
+            "service_tier",
+            f"service_tier {tier!r} is not a Gemini service tier (one of "
+            f"{', '.join(_SERVICE_TIERS)})",
+            service_tier=tier,
+        )
+    return name
+
+
 def build_config(
     options: CompletionOptions,
     tools: Sequence[ToolDefinition],
@@ -315,6 +336,13 @@ def build_config(
     winning. ``cache`` is never sent: Gemini caches repeated prompt prefixes implicitly, with
     no request field to turn that on or off or to set its lifetime (explicit caching is a
     separate ``cachedContents`` resource this adapter does not manage).
+
+    ``service_tier`` goes as the config's ``service_tier`` (`check_service_tier`: ``standard``,
+    ``flex`` or ``priority``; the SDK sends it as the request's ``serviceTier``).
+    ``prompt_cache_key`` and ``prompt_cache_retention`` are not sent, for the reason ``cache``
+    is not: the implicit cache has no routing key and no lifetime to set. ``json_mode`` (without
+    a schema) sets ``response_mime_type="application/json"``, Gemini's JSON mode; a
+    ``response_schema`` sets it too, with the schema.
     """
     from google.genai import types
 
@@ -351,9 +379,13 @@ def build_config(
     ):
         if value is not None:
             config[name] = value
-    if options.response_schema is not None:
+    if options.response_schema is not None or options.json_mode:
         config["response_mime_type"] = "application/json"
+    if options.response_schema is not None:
         config["response_json_schema"] = options.response_schema
+    tier = check_service_tier(options.service_tier)
+    if tier is not None:
+        config["service_tier"] = tier
     level = check_effort(options.effort)
     if level is not None:
         config["thinking_config"] = {"thinking_level": level}

@@ -61,6 +61,26 @@ _ERROR_FINISH = frozenset(
 )
 
 
+_TIER_HEADER = "x-gemini-service-tier"
+
+
+def _served_tier(response: types.GenerateContentResponse) -> str | None:
+    """The tier the response says it was served at, from its ``x-gemini-service-tier`` header.
+
+    Google reports the served tier (``standard`` when a ``priority`` request was downgraded)
+    in that header; the SDK gives each streamed response the HTTP headers, and keeps no
+    tier in the parsed body (its usage metadata has no such field).
+    """
+    http = response.sdk_http_response
+    headers = http.headers if http is not None else None
+    if not headers:
+        return None
+    for name, value in headers.items():
+        if name.lower() == _TIER_HEADER and value:
+            return value
+    return None
+
+
 def finish_reason(raw: str, called_tools: bool) -> FinishReason:
     """Gemini's ``finishReason`` in agentos terms (see the adapter's docstring)."""
     if raw == "STOP":
@@ -174,10 +194,12 @@ class StreamState:
     usage: types.GenerateContentResponseUsageMetadata | None = None
     model_version: str | None = None
     response_id: str | None = None
+    service_tier: str | None = None
 
     def read(self, response: types.GenerateContentResponse) -> list[ModelChunk]:
         """The chunks one ``GenerateContentResponse`` adds, in the order of its parts."""
         self.usage = response.usage_metadata or self.usage
+        self.service_tier = _served_tier(response) or self.service_tier
         self.model_version = response.model_version or self.model_version
         self.response_id = response.response_id or self.response_id
         feedback = response.prompt_feedback
@@ -280,6 +302,7 @@ class StreamState:
                 response_model=self.model_version or self.model_id,
                 provider_message_id=self.response_id,
                 schema_route="response_schema" if schema else None,
+                service_tier=self.service_tier,
             )
         ]
         if self.usage is not None:

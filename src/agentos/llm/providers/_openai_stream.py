@@ -10,7 +10,9 @@
 - the finish reason is normalised (``function_call`` is ``tool_calls``; a reply that called tools
   but says ``stop``, as some compatible servers do, is ``tool_calls``; an unknown one is
   ``other``) and becomes the `FinishChunk`;
-- the usage-only final chunk becomes a `UsageChunk`, priced from the catalog.
+- the usage-only final chunk becomes a `UsageChunk`, priced from the catalog;
+- the ``service_tier`` the chunks report (the tier OpenAI served the request at, which can
+  differ from the one asked for) goes on the `FinishChunk`, the last one reported before it.
 
 A stream that ends, is cut or reports an error before its finish reason raises a `ProviderError`
 carrying the usage the stream reported and whether text had reached the caller
@@ -77,6 +79,7 @@ class StreamAssembler:
         self._refusal: list[str] = []
         self._message_id: str | None = None
         self._response_model: str | None = None
+        self._service_tier: str | None = None
 
     def feed(self, chunk: Mapping[str, Any]) -> list[ModelChunk]:
         """The agentos chunks one streamed chunk yields (raises `ProviderError` on a broken stream).
@@ -93,6 +96,9 @@ class StreamAssembler:
             raise self._broken(f"{self.provider_id} reported an error in the stream: {message}")
         self._message_id = self._message_id or chunk.get("id") or None
         self._response_model = chunk.get("model") or self._response_model
+        tier = chunk.get("service_tier")
+        if isinstance(tier, str) and tier:
+            self._service_tier = tier
         raw_usage = chunk.get("usage")
         if isinstance(raw_usage, Mapping):
             # Providers report running totals: the last report wins.
@@ -183,6 +189,7 @@ class StreamAssembler:
             response_model=self._response_model,
             provider_message_id=self._message_id,
             schema_route=self.schema_route,
+            service_tier=self._service_tier,
         )
         return [*calls, finish]
 

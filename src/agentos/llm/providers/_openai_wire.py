@@ -24,6 +24,15 @@ reaches the server is exactly what this module builds, whichever SDK version is 
   ``"1h"`` therefore leave the automatic caching as it is, and ``False`` cannot turn it off
   (``prompt_cache_options.mode="explicit"`` without breakpoints would, but only on gpt-5.6 and
   later and not on compatible servers). ``custom_model_params`` can still set either field.
+- ``prompt_cache_key``, ``prompt_cache_retention`` and ``service_tier`` go under those names,
+  the values as given: compatible servers name their own tiers (OpenRouter and Groq take
+  others than OpenAI's ``auto`` / ``default`` / ``flex`` / ``scale`` / ``priority``), and one
+  that does not take a field refuses it with a 400. The tier the request was served at comes
+  back on every streamed chunk as ``service_tier`` (`_openai_stream`).
+- ``json_mode`` goes as ``response_format={"type": "json_object"}`` beside the tools, if any
+  (OpenAI takes both on one request); a ``response_schema`` sets its own ``response_format``
+  and wins. OpenAI refuses JSON mode unless the messages mention JSON: the caller's prompt
+  says what JSON it wants.
 """
 
 from __future__ import annotations
@@ -118,10 +127,13 @@ def chat_body(request: ModelRequest, *, model_id: str, token_field: TokenField) 
             body["response_format"] = {"type": "json_object"}
             lead = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
             messages.insert(lead, {"role": "system", "content": schema_instruction(schema)})
-    elif request.tools:
-        body["tools"] = [_wire_tool(tool) for tool in request.tools]
-        if options.tool_choice is not None:
-            body["tool_choice"] = _wire_tool_choice(options.tool_choice, request.tools)
+    else:
+        if options.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        if request.tools:
+            body["tools"] = [_wire_tool(tool) for tool in request.tools]
+            if options.tool_choice is not None:
+                body["tool_choice"] = _wire_tool_choice(options.tool_choice, request.tools)
     sampling: tuple[tuple[str, object], ...] = (
         ("temperature", options.temperature),
         (token_field, options.max_tokens),
@@ -131,6 +143,9 @@ def chat_body(request: ModelRequest, *, model_id: str, token_field: TokenField) 
         ("seed", options.seed),
         ("user", options.user_id),
         ("reasoning_effort", options.effort),
+        ("prompt_cache_key", options.prompt_cache_key),
+        ("prompt_cache_retention", options.prompt_cache_retention),
+        ("service_tier", options.service_tier),
     )
     body.update((key, value) for key, value in sampling if value is not None)
     if options.stop_sequences:

@@ -15,7 +15,8 @@ and turns the API's events into agentos chunks:
   plus cache reads and cache writes, which are also given apart (the catalog's convention);
 - the stop reason -> `FinishChunk` (``end_turn`` / ``stop_sequence`` -> stop, ``max_tokens`` /
   ``model_context_window_exceeded`` -> length, ``tool_use`` -> tool_calls, anything else ->
-  other) with the response's model, message id and schema route;
+  other) with the response's model, message id and schema route, and the ``service_tier``
+  the usage reports (``standard``, ``priority`` or ``batch``);
 - prompt-cache diagnostics: with ``options.cache_diagnostics`` the request carries the
   ``diagnostics`` object (``previous_message_id``, null on first use; no beta header on the API
   version the SDK pins), and the response's ``diagnostics`` object, which the stream gives on
@@ -48,7 +49,11 @@ from typing import TYPE_CHECKING, Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.errors import ProviderError, ProviderErrorKind
 from agentos.llm.model import ChatModel, CompletionOptions, ModelChunk, ModelRequest
-from agentos.llm.providers._anthropic_request import MIN_THINKING_BUDGET, build_params
+from agentos.llm.providers._anthropic_request import (
+    MIN_THINKING_BUDGET,
+    build_params,
+    check_service_tier,
+)
 from agentos.llm.providers._anthropic_schema import SchemaPlan, model_traits, schema_plan
 from agentos.llm.providers._anthropic_stream import PROVIDER, StreamState
 from agentos.llm.providers._client_pool import ClientPool
@@ -170,7 +175,14 @@ class AnthropicModel:
         return schema_plan(self._model_id, options)
 
     def check_options(self, options: CompletionOptions) -> None:
-        """Refuse options this model cannot honour, before any call (see `ChatModel`)."""
+        """Refuse options this model cannot honour, before any call (see `ChatModel`).
+
+        Raises `GMIError` (``INVALID_ARGUMENT``) naming the option: a thinking budget under
+        the API's minimum or not below ``max_tokens`` where it counts toward it, a
+        ``service_tier`` other than ``auto`` / ``standard_only``, ``custom_model_params`` that
+        set what the adapter sends itself.
+        """
+        check_service_tier(options.service_tier)
         budget = options.thinking_budget_tokens
         if budget is not None and budget < MIN_THINKING_BUDGET:
             raise GMIError(

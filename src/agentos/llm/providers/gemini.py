@@ -12,6 +12,7 @@ inline or by-URI image parts; tool calls ``functionCall`` parts and tool results
 ``tool_choice`` the ``function_calling_config`` mode (``AUTO``, ``NONE``, ``ANY``, or ``ANY``
 with ``allowed_function_names`` for one tool); ``thinking_budget_tokens`` ``thinking_config``;
 ``response_schema`` ``response_mime_type="application/json"`` with ``response_json_schema``;
+``json_mode`` that mime type alone; ``service_tier`` the request's ``serviceTier``;
 ``custom_model_params`` is merged into the generation config last.
 
 `GeminiModel` streams ``streamGenerateContent`` and turns it into agentos chunks
@@ -31,7 +32,8 @@ with ``allowed_function_names`` for one tool); ``thinking_budget_tokens`` ``thin
   called tools; ``MAX_TOKENS`` is ``length``; the safety family (``SAFETY``, ``RECITATION``,
   ``PROHIBITED_CONTENT``, ``BLOCKLIST``, ``SPII``, ...) ``content_filter``; malformed or
   unexpected calls ``error``; anything else ``other``. With a ``response_schema`` the chunk
-  says ``schema_route="response_schema"``: the answer is the step's text.
+  says ``schema_route="response_schema"``: the answer is the step's text. The tier
+  the response's ``x-gemini-service-tier`` header reports goes on it as ``service_tier``.
 
 Failures raise `ProviderError`: an HTTP error (or an error event mid-stream) has kind ``http``
 with the status and, in ``details``, Google's ``status`` (also as ``error_type``), the
@@ -76,6 +78,7 @@ from agentos.llm.providers._gemini_request import (
     build_contents,
     check_custom_params,
     check_effort,
+    check_service_tier,
 )
 from agentos.llm.providers._gemini_response import StreamState, provider_error
 
@@ -219,10 +222,11 @@ class GeminiModel:
         camelCase) that the adapter does not set itself (tools, tool config, system instruction,
         HTTP options, candidate count, automatic calling and continuation). An ``effort`` must
         be one of Gemini's thinking levels (``minimal``, ``low``, ``medium``, ``high``,
-        ``xhigh``).
+        ``xhigh``), a ``service_tier`` one of its tiers (``standard``, ``flex``, ``priority``).
         """
         check_custom_params(options.custom_model_params)
         check_effort(options.effort)
+        check_service_tier(options.service_tier)
 
     async def aclose(self) -> None:
         """Stop using the pooled SDK client (closed once no model uses it); a given one stays."""

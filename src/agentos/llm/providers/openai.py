@@ -56,7 +56,8 @@ class OpenAIModel:
 
     The output cap goes out as ``max_completion_tokens`` to OpenAI itself and as ``max_tokens``
     to any other server. ``thinking_budget_tokens`` is not sent: Chat Completions has no token
-    budget for thinking (pass ``reasoning_effort`` in ``custom_model_params``).
+    budget for thinking (``effort`` goes as ``reasoning_effort``). See `_openai_wire` for how
+    each option is sent.
     """
 
     def __init__(
