@@ -14,6 +14,7 @@ from agentos.persona import (
     OverlayContext,
     PersonaDefinition,
     PersonaEvolutionRule,
+    PersonaIssueCode,
     PersonaOverlayManager,
     PersonaValidationOptions,
     get_built_in_persona,
@@ -43,7 +44,10 @@ def test_each_built_in_validates_with_manager_options(persona: PersonaDefinition
         max_system_prompt_tokens=2000,
     )
     report = validate_persona(persona, options)
-    assert report.issues == [], report.summary()
+    # No error, no warning; the only advice is the reference's cost-strategy suggestion.
+    assert report.errors == [], report.summary()
+    assert report.warnings == [], report.summary()
+    assert set(report.codes) <= {PersonaIssueCode.MISSING_COST_STRATEGY}, report.summary()
 
 
 def test_data_files_ship_in_the_package() -> None:

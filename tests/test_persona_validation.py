@@ -26,6 +26,7 @@ def _persona(**fields: Any) -> PersonaDefinition:
         "description": "d",
         "version": "1.0.0",
         "baseSystemPrompt": "hi",
+        "costSavingStrategy": "balance_quality_cost",
     }
     base.update(fields)
     return PersonaDefinition.model_validate(base)
@@ -67,13 +68,8 @@ def test_missing_required_fields_empty_counts() -> None:
         ({"toolIds": ["a", "a"]}, {}, C.DUPLICATE_TOOL_ID, "error"),
         ({"toolIds": ["a", "zz"]}, {"known_tool_ids": {"a"}}, C.UNKNOWN_TOOL_ID, "error"),
         ({"voiceConfig": {"voice": "x"}}, {}, C.VOICE_CONFIG_WITHOUT_AUDIO_OUTPUT, "warning"),
-        ({"defaultLanguage": "english_US"}, {}, C.INVALID_BCP47_LANGUAGE, "warning"),
-        (
-            {"modelTargetPreferences": [{"taskHint": "chat"}]},
-            {},
-            C.MISSING_COST_STRATEGY,
-            "suggestion",
-        ),
+        ({"defaultLanguage": "english_US"}, {}, C.INVALID_BCP47_LANGUAGE, "error"),
+        ({"costSavingStrategy": None}, {}, C.MISSING_COST_STRATEGY, "suggestion"),
         (
             {
                 "modelTargetPreferences": [{"allowedModelIds": ["m", "m"]}],
@@ -133,6 +129,17 @@ def test_prompt_length_limit_is_configurable_and_voice_with_audio_passes() -> No
     assert validate_persona(_persona(baseSystemPrompt="x" * 3000), options).issues == []
     persona = _persona(voiceConfig={"v": 1}, allowedOutputModalities=["text", "audio"])
     assert validate_persona(persona).issues == []
+    # The reference's modality name counts too.
+    persona = _persona(voiceConfig={"v": 1}, allowedOutputModalities=["text", "audio_tts"])
+    assert validate_persona(persona).issues == []
+
+
+def test_a_missing_cost_strategy_is_only_a_suggestion() -> None:
+    report = validate_persona(_persona(costSavingStrategy=None))
+    assert report.codes == [C.MISSING_COST_STRATEGY]
+    assert report.valid
+    assert report.suggestions == report.issues
+    assert classify_persona_strict(report).status == "valid"
 
 
 def test_activation_keyword_conflict_across_personas() -> None:
@@ -151,7 +158,7 @@ def test_activation_keyword_conflict_across_personas() -> None:
 
 def test_strict_mode_errors_block_warnings_degrade() -> None:
     errors = validate_persona(_persona(version="x"))
-    warnings = validate_persona(_persona(defaultLanguage="??"))
+    warnings = validate_persona(_persona(voiceConfig={"voice": "x"}))
     clean = validate_persona(_persona())
     assert classify_persona_strict(errors).status == "invalid"
     assert classify_persona_strict(errors).blocking[0].code == C.INVALID_SEMVER
@@ -160,8 +167,8 @@ def test_strict_mode_errors_block_warnings_degrade() -> None:
 
 
 def test_strict_mode_promotes_chosen_warnings_and_block_on_codes() -> None:
-    report = validate_persona(_persona(defaultLanguage="??"))
-    promoted = PersonaStrictConfig(treat_warnings_as_errors={"invalid_bcp47_language"})
+    report = validate_persona(_persona(voiceConfig={"voice": "x"}))
+    promoted = PersonaStrictConfig(treat_warnings_as_errors={"voice_config_without_audio_output"})
     assert classify_persona_strict(report, promoted).blocked
     errors = validate_persona(_persona(version="x", defaultLanguage="??"))
     only_lang = PersonaStrictConfig(block_on_codes={C.INVALID_BCP47_LANGUAGE})

@@ -313,7 +313,7 @@ async def test_unparseable_arguments_are_a_validation_error() -> None:
         "c1",
         "add",
         "SYS_VALIDATION_ERROR",
-        f"Invalid arguments for tool 'add': {problem}",
+        f"Failed to parse arguments for tool 'add': {problem}",
         tool_name="add",
         problems=[problem],
     )
@@ -490,3 +490,185 @@ def test_tool_error_result_matches_the_text_run_shape() -> None:
         "message": "m",
         "details": {"k": 1},
     }
+
+
+# --- side effects and human-in-the-loop approval -----------------------------------------------
+
+
+def _sender(sent: list[str]) -> Tool:
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return f"sent to {to}"
+
+    return Tool.from_function(send_email, has_side_effects=True)
+
+
+def test_has_side_effects_defaults_to_false_and_is_kept() -> None:
+    assert ADD.has_side_effects is False
+    assert Tool.from_function(add, has_side_effects=True).has_side_effects is True
+    schema_tool = Tool.from_schema(
+        "ping", "Ping.", {"type": "object"}, lambda: "pong", has_side_effects=True
+    )
+    assert schema_tool.has_side_effects is True
+
+    @tool(has_side_effects=True)
+    def wipe() -> str:
+        """Wipe."""
+        return "gone"
+
+    assert wipe.has_side_effects is True
+    with pytest.raises(TypeError, match="has_side_effects must be a bool"):
+        Tool.from_function(add, has_side_effects="yes")  # type: ignore[arg-type]
+
+
+def test_hitl_is_on_exactly_when_an_approver_is_given_unless_set() -> None:
+    sent: list[str] = []
+    assert ToolOrchestrator([_sender(sent)]).hitl is False
+    assert ToolOrchestrator(approve=lambda call, tool, ctx: True).hitl is True
+    assert ToolOrchestrator(hitl=True).hitl is True
+    with pytest.raises(ValueError, match="needs hitl on"):
+        ToolOrchestrator(approve=lambda call, tool, ctx: True, hitl=False)
+
+
+async def test_hitl_off_runs_side_effect_tools_without_asking() -> None:
+    sent: list[str] = []
+    orchestrator = ToolOrchestrator([_sender(sent)])
+    result = await orchestrator.process_tool_call(ToolCall("c1", "send_email", {"to": "a@x"}))
+    assert result == ToolResult("c1", "send_email", "sent to a@x")
+    assert sent == ["a@x"]
+
+
+async def test_an_approved_call_runs_and_the_approver_sees_call_tool_and_context() -> None:
+    sent: list[str] = []
+    asked: list[tuple[str, str, str | None]] = []
+    sender = _sender(sent)
+
+    async def approve(call: ToolCall, tool: Tool, ctx: ToolExecutionContext | None) -> bool:
+        asked.append((call.id, tool.name, ctx.user_id if ctx else None))
+        return True
+
+    orchestrator = ToolOrchestrator([sender, ADD], approve=approve)
+    context = ToolExecutionContext(user_id="u-1")
+    result = await orchestrator.process_tool_call(
+        ToolCall("c1", "send_email", {"to": "a@x"}), context
+    )
+    assert result == ToolResult("c1", "send_email", "sent to a@x")
+    # A tool without side effects is never put to the approver.
+    assert await orchestrator.process_tool_call(
+        ToolCall("c2", "add", {"a": 1, "b": 1})
+    ) == ToolResult("c2", "add", 2)
+    assert asked == [("c1", "send_email", "u-1")]
+    assert sent == ["a@x"]
+
+
+async def test_a_rejected_call_is_permission_denied_and_not_run() -> None:
+    sent: list[str] = []
+    orchestrator = ToolOrchestrator([_sender(sent)], approve=lambda call, tool, ctx: False)
+    result = await orchestrator.process_tool_call(ToolCall("c1", "send_email", {"to": "a@x"}))
+    assert result == error(
+        "c1",
+        "send_email",
+        "AUTH_PERMISSION_DENIED",
+        "Tool 'send_email' was not run: HITL rejected (the approver refused the call).",
+        reason="HITL rejected",
+        has_side_effects=True,
+    )
+    assert sent == []
+
+
+async def test_only_true_approves() -> None:
+    sent: list[str] = []
+    for answer in (None, 1, "yes"):
+
+        def approve(
+            call: ToolCall, tool: Tool, ctx: ToolExecutionContext | None, a: object = answer
+        ) -> Any:
+            return a
+
+        orchestrator = ToolOrchestrator([_sender(sent)], approve=approve)
+        result = await orchestrator.process_tool_call(ToolCall("c1", "send_email", {"to": "x"}))
+        assert result.is_error
+    assert sent == []
+
+
+async def test_a_sync_approver_may_return_an_awaitable() -> None:
+    sent: list[str] = []
+
+    async def later() -> bool:
+        return True
+
+    orchestrator = ToolOrchestrator([_sender(sent)], approve=lambda call, tool, ctx: later())
+    result = await orchestrator.process_tool_call(ToolCall("c1", "send_email", {"to": "b@x"}))
+    assert result == ToolResult("c1", "send_email", "sent to b@x")
+
+
+async def test_an_approver_that_raises_is_permission_denied() -> None:
+    sent: list[str] = []
+
+    def approve(call: ToolCall, tool: Tool, ctx: ToolExecutionContext | None) -> bool:
+        raise TimeoutError("nobody answered")
+
+    orchestrator = ToolOrchestrator([_sender(sent)], approve=approve)
+    result = await orchestrator.process_tool_call(ToolCall("c1", "send_email", {"to": "a@x"}))
+    assert result == error(
+        "c1",
+        "send_email",
+        "AUTH_PERMISSION_DENIED",
+        "Approval request for tool 'send_email' failed: TimeoutError: nobody answered",
+        reason="HITL error",
+        exception_type="TimeoutError",
+    )
+    assert sent == []
+
+
+async def test_hitl_without_an_approver_refuses_unless_auto_approved() -> None:
+    sent: list[str] = []
+    refusing = ToolOrchestrator([_sender(sent)], hitl=True)
+    assert await refusing.process_tool_call(ToolCall("c1", "send_email", {"to": "a@x"})) == error(
+        "c1",
+        "send_email",
+        "AUTH_PERMISSION_DENIED",
+        "Tool 'send_email' has side effects and requires approval, but no HITL approver is "
+        "configured.",
+        reason="HITL approver missing",
+        has_side_effects=True,
+    )
+    assert sent == []
+    auto = ToolOrchestrator([_sender(sent)], hitl=True, auto_approve_without_approver=True)
+    assert await auto.process_tool_call(ToolCall("c2", "send_email", {"to": "a@x"})) == ToolResult(
+        "c2", "send_email", "sent to a@x"
+    )
+    assert sent == ["a@x"]
+
+
+async def test_require_approval_for_side_effects_off_skips_the_approver() -> None:
+    sent: list[str] = []
+    orchestrator = ToolOrchestrator(
+        [_sender(sent)],
+        approve=lambda call, tool, ctx: False,
+        require_approval_for_side_effects=False,
+    )
+    assert not orchestrator.needs_approval(orchestrator.tools["send_email"])
+    result = await orchestrator.process_tool_call(ToolCall("c1", "send_email", {"to": "a@x"}))
+    assert result == ToolResult("c1", "send_email", "sent to a@x")
+
+
+async def test_the_approver_only_sees_calls_that_pass_every_other_check() -> None:
+    sent: list[str] = []
+    asked: list[str] = []
+
+    def approve(call: ToolCall, tool: Tool, ctx: ToolExecutionContext | None) -> bool:
+        asked.append(call.id)
+        return True
+
+    orchestrator = ToolOrchestrator([_sender(sent)], approve=approve)
+    bad_json = ToolCall("c1", "send_email", '{"to":')  # type: ignore[arg-type]
+    missing = ToolCall("c2", "send_email", {})
+    for call in (bad_json, missing):
+        result = await orchestrator.process_tool_call(call)
+        assert result.error_details is not None
+        assert result.error_details["code"] == "SYS_VALIDATION_ERROR"
+    assert asked == []
+    # Side-effect tools are still offered to the model.
+    assert [d.name for d in orchestrator.list_tools()] == ["send_email"]

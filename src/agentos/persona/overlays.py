@@ -6,7 +6,8 @@ match: traits merge over the persona's ``personality_traits``, a mood becomes
 ``custom_fields``. Patches accumulate: a session's next evaluation starts from its previous
 overlay, so what a ``first_activation`` rule set stays set.
 
-String triggers: ``always``; ``first_activation`` (the session has no earlier overlay);
+String triggers: ``always``; ``first_activation`` (the session has no earlier overlay and the
+context's ``metadata.previouslyActivated`` is falsy, as in the reference);
 ``task_completed`` (``metadata.lastEvent``); ``on_error`` / ``error``; any other string matches
 ``metadata.lastEvent``, ``metadata.state`` or the role id. A dict trigger matches when every key
 (dotted paths such as ``metadata.stage`` or ``signals.confidence``) equals the context's value.
@@ -97,7 +98,12 @@ def _lookup(context: OverlayContext, path: str) -> Any:
 def rule_matches(
     rule: PersonaEvolutionRule, context: OverlayContext, *, previously_activated: bool
 ) -> bool:
-    """Whether a rule's trigger matches this context."""
+    """Whether a rule's trigger matches this context.
+
+    ``previously_activated`` says whether the session already has an overlay; a
+    ``first_activation`` rule also stays off when the context's ``metadata.previouslyActivated``
+    is truthy (the host's own record of an earlier activation).
+    """
     trigger = rule.trigger
     metadata = context.metadata or {}
     if isinstance(trigger, dict):
@@ -105,7 +111,7 @@ def rule_matches(
     if trigger == "always":
         return True
     if trigger == "first_activation":
-        return not previously_activated
+        return not previously_activated and not metadata.get("previouslyActivated")
     if trigger == "task_completed":
         return metadata.get("lastEvent") == "task_completed"
     if trigger in ("on_error", "error"):

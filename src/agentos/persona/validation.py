@@ -1,7 +1,10 @@
 """Persona validation and strict mode (reference §1.7, ``PersonaValidation``).
 
 `validate_persona` returns a `PersonaValidationReport` of issues, each with a severity
-(``error``, ``warning`` or ``suggestion``), a code, a message and the field it concerns.
+(``error``, ``warning`` or ``suggestion``), a code, a message and the field it concerns. The
+severities are the reference's (``PersonaValidation.ts``): ``invalid_bcp47_language`` is an
+error, and a persona without a ``cost_saving_strategy`` gets a ``missing_cost_strategy``
+suggestion (suggestions never make a persona invalid or degraded).
 `validate_personas` adds ``activation_keyword_conflict`` warnings across a set.
 `classify_persona_strict` decides, under a `PersonaStrictConfig`, whether a report blocks the
 persona (``invalid``), lets it run with warnings (``degraded``) or passes it (``valid``).
@@ -19,6 +22,7 @@ from typing import Literal
 from agentos.persona.definition import PersonaDefinition
 
 __all__ = [
+    "AUDIO_OUTPUT_MODALITIES",
     "DEFAULT_MAX_SYSTEM_PROMPT_LENGTH",
     "PersonaIssueCode",
     "PersonaStrictConfig",
@@ -34,6 +38,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_SYSTEM_PROMPT_LENGTH = 2000
+AUDIO_OUTPUT_MODALITIES = frozenset({"audio", "audio_tts"})
+"""Output modalities that satisfy a ``voice_config`` (``audio_tts`` is the reference's name)."""
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z-.]+)?$")
 _BCP47 = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
@@ -236,11 +242,12 @@ def _check_models(persona: PersonaDefinition, add: _Add) -> None:
                 "allowed_model_ids",
                 where,
             )
-    if preferences and not persona.cost_saving_strategy:
+    if not persona.cost_saving_strategy:
         add(
             "suggestion",
             PersonaIssueCode.MISSING_COST_STRATEGY,
-            "model target preferences are set without a cost_saving_strategy",
+            "no cost_saving_strategy: set one to make routing preferences clear "
+            "(e.g. balance_quality_cost)",
             "cost_saving_strategy",
         )
 
@@ -292,16 +299,18 @@ def validate_persona(
         )
     _check_prompt(persona, options, add)
     _check_tools(persona, options, add)
-    if persona.voice_config and "audio" not in (persona.allowed_output_modalities or []):
+    outputs = persona.allowed_output_modalities or []
+    if persona.voice_config and not any(m in AUDIO_OUTPUT_MODALITIES for m in outputs):
         add(
             "warning",
             PersonaIssueCode.VOICE_CONFIG_WITHOUT_AUDIO_OUTPUT,
-            "voice_config is set but allowed_output_modalities does not include 'audio'",
+            "voice_config is set but allowed_output_modalities includes neither 'audio' nor "
+            "'audio_tts'",
             "voice_config",
         )
     if persona.default_language is not None and not _BCP47.match(persona.default_language):
         add(
-            "warning",
+            "error",
             PersonaIssueCode.INVALID_BCP47_LANGUAGE,
             f"default_language '{persona.default_language}' is not a BCP 47 tag",
             "default_language",

@@ -15,15 +15,40 @@ an error `ToolResult` the model sees: ``is_error=True``, ``error_details`` ``{"c
    naming the missing ones;
 4. the arguments are a string that is not JSON, or not a JSON object: ``SYS_VALIDATION_ERROR``;
 5. the arguments do not fit the schema: ``SYS_VALIDATION_ERROR`` naming the tool and each field;
-6. the handler raises: ``TOOL_EXECUTION_FAILED`` with the exception's type and text, except that a
+6. human-in-the-loop approval (below) refuses the call: ``AUTH_PERMISSION_DENIED``;
+7. the handler raises: ``TOOL_EXECUTION_FAILED`` with the exception's type and text, except that a
    `GMIError` the handler raises keeps its own code (the tool chose it).
+
+Arguments given as a string that does not parse are reported as ``Failed to parse arguments for
+tool '<name>': ...``; arguments that do not fit the schema as ``Invalid arguments for tool
+'<name>': ...`` (the reference's ``ToolExecutor`` wording).
+
+Human-in-the-loop approval (reference §1.24, the orchestrator's ``hitl`` config ``{enabled false,
+requireApprovalForSideEffects true, autoApproveWhenNoManager false}``): with ``hitl`` on, a call
+to a tool whose ``has_side_effects`` is true runs only when the ``approve`` callback returns
+``True`` for it. The callback gets the call, the tool and the context, and may be sync (run in a
+worker thread, so it may block for a human's answer) or async; anything but ``True`` rejects. It
+is asked after every other check, so it only ever sees calls that would run, with arguments that
+fit the schema. The outcomes, all ``AUTH_PERMISSION_DENIED`` with ``details["reason"]``:
+
+* the approver rejects: ``HITL rejected``, the message saying so;
+* the approver raises: ``HITL error``, the message naming the exception;
+* there is no approver: ``HITL approver missing``, unless ``auto_approve_without_approver`` is
+  set, in which case the call runs (the reference's ``autoApproveWhenNoManager``).
+
+``hitl`` defaults to on exactly when an ``approve`` callback is given; ``hitl=True`` without one
+refuses every side-effect tool (unless auto-approved). ``require_approval_for_side_effects=False``
+switches the gate off while keeping the rest of the configuration. Tools without side effects
+never wait for approval, and side-effect tools are still offered to the model.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, TypeAlias
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ToolCall, ToolResult
@@ -31,7 +56,15 @@ from agentos.llm.model import ToolDefinition
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.tool import Tool, ToolArgumentsError
 
-__all__ = ["ToolOrchestrator", "tool_error_result"]
+__all__ = ["HITL_REJECTED", "ToolApprover", "ToolOrchestrator", "tool_error_result"]
+
+ToolApprover: TypeAlias = Callable[
+    [ToolCall, Tool, ToolExecutionContext | None], bool | Awaitable[bool]
+]
+"""Asked before a side-effect tool runs: ``True`` approves, anything else rejects."""
+
+HITL_REJECTED = "HITL rejected"
+"""The ``details["reason"]`` of a call the human-in-the-loop approver rejected."""
 
 
 class ToolOrchestrator:
@@ -40,6 +73,10 @@ class ToolOrchestrator:
     ``allowed_capabilities`` are the persona's (``None`` allows none, so only tools without
     ``required_capabilities`` pass); ``check_capabilities=False`` switches the check off (gmi()
     does). ``disabled`` names tools that are neither offered nor run.
+
+    ``approve``, ``hitl``, ``require_approval_for_side_effects`` and
+    ``auto_approve_without_approver`` configure human-in-the-loop approval of side-effect tools
+    (see the module docs). ``hitl=False`` with an ``approve`` callback raises `ValueError`.
     """
 
     def __init__(
@@ -49,6 +86,10 @@ class ToolOrchestrator:
         allowed_capabilities: Iterable[str] | None = None,
         check_capabilities: bool = True,
         disabled: Iterable[str] = (),
+        approve: ToolApprover | None = None,
+        hitl: bool | None = None,
+        require_approval_for_side_effects: bool = True,
+        auto_approve_without_approver: bool = False,
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for item in tools:
@@ -62,6 +103,12 @@ class ToolOrchestrator:
         self.allowed_capabilities: frozenset[str] = frozenset(allowed_capabilities or ())
         self.check_capabilities = check_capabilities
         self.disabled: frozenset[str] = frozenset(disabled)
+        if hitl is False and approve is not None:
+            raise ValueError("an approve callback needs hitl on (leave hitl unset or pass True)")
+        self.approve = approve
+        self.hitl: bool = approve is not None if hitl is None else hitl
+        self.require_approval_for_side_effects = require_approval_for_side_effects
+        self.auto_approve_without_approver = auto_approve_without_approver
 
     @property
     def tools(self) -> Mapping[str, Tool]:
@@ -73,6 +120,10 @@ class ToolOrchestrator:
         if not self.check_capabilities:
             return []
         return [c for c in tool.required_capabilities if c not in self.allowed_capabilities]
+
+    def needs_approval(self, tool: Tool) -> bool:
+        """Whether a call to ``tool`` waits for human-in-the-loop approval."""
+        return self.hitl and self.require_approval_for_side_effects and tool.has_side_effects
 
     def list_tools(self, context: ToolExecutionContext | None = None) -> list[ToolDefinition]:
         """The tools a turn may offer the model, in registration order.
@@ -114,8 +165,12 @@ class ToolOrchestrator:
             )
         try:
             checked = tool.validate_arguments(_parse_arguments(call))
-        except ToolArgumentsError as exc:
+        except GMIError as exc:  # unparseable JSON or a ToolArgumentsError
             return tool_error_result(call, exc.code, exc.message, exc.details)
+        if self.needs_approval(tool):
+            refusal = await self._approval_refusal(call, tool, context)
+            if refusal is not None:
+                return refusal
         try:
             output = await tool.invoke(checked, context)
         except GMIError as exc:
@@ -128,6 +183,43 @@ class ToolOrchestrator:
                 {"exception_type": type(exc).__name__},
             )
         return ToolResult(call.id, call.name, output)
+
+    async def _approval_refusal(
+        self, call: ToolCall, tool: Tool, context: ToolExecutionContext | None
+    ) -> ToolResult | None:
+        """None when the call may run, else the error result of its refusal."""
+        if self.approve is None:
+            if self.auto_approve_without_approver:
+                return None
+            return tool_error_result(
+                call,
+                GMIErrorCode.PERMISSION_DENIED,
+                f"Tool '{call.name}' has side effects and requires approval, but no HITL "
+                "approver is configured.",
+                {"reason": "HITL approver missing", "has_side_effects": True},
+            )
+        try:
+            if inspect.iscoroutinefunction(self.approve):
+                decision: object = await self.approve(call, tool, context)
+            else:
+                decision = await asyncio.to_thread(self.approve, call, tool, context)
+                if inspect.isawaitable(decision):
+                    decision = await decision
+        except Exception as exc:
+            return tool_error_result(
+                call,
+                GMIErrorCode.PERMISSION_DENIED,
+                f"Approval request for tool '{call.name}' failed: {type(exc).__name__}: {exc}",
+                {"reason": "HITL error", "exception_type": type(exc).__name__},
+            )
+        if decision is True:
+            return None
+        return tool_error_result(
+            call,
+            GMIErrorCode.PERMISSION_DENIED,
+            f"Tool '{call.name}' was not run: {HITL_REJECTED} (the approver refused the call).",
+            {"reason": HITL_REJECTED, "has_side_effects": True},
+        )
 
 
 def tool_error_result(
@@ -149,7 +241,8 @@ def _parse_arguments(call: ToolCall) -> dict[str, Any]:
     """The call's arguments as a dict: a dict as it is, a JSON object string parsed, none as {}.
 
     Providers stream arguments as JSON text; a caller may hand that text over unparsed. A blank
-    string means no arguments.
+    string means no arguments. Text that is not JSON raises a `GMIError` (``VALIDATION_ERROR``,
+    "Failed to parse arguments ..."); JSON that is not an object a `ToolArgumentsError`.
     """
     raw: object = call.arguments
     if raw is None or (isinstance(raw, str) and not raw.strip()):
@@ -158,8 +251,12 @@ def _parse_arguments(call: ToolCall) -> dict[str, Any]:
         try:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ToolArgumentsError(
-                call.name, [f"<root>: arguments are not valid JSON ({exc.msg} at {exc.pos})"]
+            problem = f"<root>: arguments are not valid JSON ({exc.msg} at {exc.pos})"
+            raise GMIError(
+                f"Failed to parse arguments for tool '{call.name}': {problem}",
+                GMIErrorCode.VALIDATION_ERROR,
+                {"tool_name": call.name, "problems": [problem]},
+                component="tools",
             ) from exc
     if not isinstance(raw, Mapping):
         raise ToolArgumentsError(

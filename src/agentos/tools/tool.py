@@ -7,8 +7,11 @@ description), arguments are validated by pydantic, sync and async functions both
 explicit JSON schema (`Tool.from_schema()`, arguments validated against the schema).
 
 A tool may declare ``required_capabilities`` (reference §1.24 ``ITool.requiredCapabilities``),
-which a `ToolOrchestrator` checks against the persona's allowed capabilities. A handler parameter
-annotated with `ToolExecutionContext` receives the call's context and is left out of the schema.
+which a `ToolOrchestrator` checks against the persona's allowed capabilities, and
+``has_side_effects`` (``ITool.hasSideEffects``: the tool changes something outside the
+conversation), which makes an orchestrator with human-in-the-loop approval ask before running it.
+A handler parameter annotated with `ToolExecutionContext` receives the call's context and is left
+out of the schema.
 """
 
 from __future__ import annotations
@@ -68,7 +71,12 @@ class ToolArgumentsError(GMIError):
 
 
 class Tool:
-    """A callable tool: ``name``, ``description``, ``parameters`` (JSON schema) and a handler."""
+    """A callable tool: ``name``, ``description``, ``parameters`` (JSON schema) and a handler.
+
+    ``required_capabilities`` are the capabilities a persona must allow for the tool to run;
+    ``has_side_effects`` marks a tool that acts on the world (sends, writes, deletes), which a
+    `ToolOrchestrator` with human-in-the-loop approval runs only once the approver agrees.
+    """
 
     def __init__(
         self,
@@ -79,6 +87,7 @@ class Tool:
         *,
         validate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         required_capabilities: Iterable[str] = (),
+        has_side_effects: bool = False,
     ) -> None:
         if not _NAME.fullmatch(name):
             raise ValueError(
@@ -93,6 +102,9 @@ class Tool:
         self._handler = handler
         self._validate = validate or self._validate_with_schema
         self.required_capabilities = _capabilities(name, required_capabilities)
+        if not isinstance(has_side_effects, bool):
+            raise TypeError(f"tool {name!r}: has_side_effects must be a bool")
+        self.has_side_effects = has_side_effects
         self._context_parameter = _context_parameter(handler)
 
     @classmethod
@@ -103,6 +115,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         required_capabilities: Iterable[str] = (),
+        has_side_effects: bool = False,
     ) -> Tool:
         """A tool from a typed function; its docstring gives the descriptions."""
         summary, param_docs = _parse_docstring(inspect.getdoc(function) or "")
@@ -131,6 +144,7 @@ class Tool:
             function,
             validate=validate,
             required_capabilities=required_capabilities,
+            has_side_effects=has_side_effects,
         )
 
     @classmethod
@@ -142,6 +156,7 @@ class Tool:
         handler: Handler,
         *,
         required_capabilities: Iterable[str] = (),
+        has_side_effects: bool = False,
     ) -> Tool:
         """A tool from an explicit JSON schema; the handler receives the arguments as keywords.
 
@@ -155,7 +170,12 @@ class Tool:
                 f"tool {name!r}: parameters is not a valid JSON schema: {exc.message} (at {where})"
             ) from exc
         return cls(
-            name, description, parameters, handler, required_capabilities=required_capabilities
+            name,
+            description,
+            parameters,
+            handler,
+            required_capabilities=required_capabilities,
+            has_side_effects=has_side_effects,
         )
 
     def definition(self) -> ToolDefinition:
@@ -218,6 +238,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     required_capabilities: Iterable[str] = (),
+    has_side_effects: bool = False,
 ) -> Callable[[Handler], Tool]: ...
 def tool(
     function: Handler | None = None,
@@ -226,6 +247,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     required_capabilities: Iterable[str] = (),
+    has_side_effects: bool = False,
 ) -> Tool | Callable[[Handler], Tool]:
     """Decorator: turn a typed function into a `Tool` (``@tool`` or ``@tool(name=...)``)."""
     if function is not None:
@@ -233,7 +255,11 @@ def tool(
 
     def decorate(fn: Handler) -> Tool:
         return Tool.from_function(
-            fn, name=name, description=description, required_capabilities=required_capabilities
+            fn,
+            name=name,
+            description=description,
+            required_capabilities=required_capabilities,
+            has_side_effects=has_side_effects,
         )
 
     return decorate
