@@ -8,7 +8,6 @@ from agentos.core.usage import ModelUsage
 from agentos.gmi import (
     GMI,
     GMIConfig,
-    GMIOutput,
     GMIOutputChunk,
     GMIOutputChunkType,
     GMIPrimeState,
@@ -19,33 +18,16 @@ from agentos.gmi import (
     StepFinishedPayload,
     ToolResultPayload,
 )
-from agentos.persona import PersonaDefinition
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools import ToolOrchestrator
 from agentos.tools.tool import tool
+from fakes.gmi_helpers import make_gmi, persona, run, turn
 
 T = GMIOutputChunkType
 
 
-def _persona(**extra: Any) -> PersonaDefinition:
-    return PersonaDefinition(id="p1", name="P", base_system_prompt="You are P.", **extra)
-
-
-async def _gmi(model: ScriptedModel, **config: Any) -> GMI:
-    gmi = GMI("g1")
-    persona = config.pop("persona", None) or _persona()
-    await gmi.initialize(persona, GMIConfig(model=model, **config))
-    return gmi
-
-
 def _input(text: str = "hi", **metadata: Any) -> GMITurnInput:
-    return GMITurnInput(interaction_id="t1", user_id="u1", content=text, metadata=metadata)
-
-
-async def _run(gmi: GMI, turn: GMITurnInput) -> tuple[list[GMIOutputChunk], GMIOutput]:
-    stream = gmi.process_turn_stream(turn)
-    chunks = [chunk async for chunk in stream]
-    return chunks, await stream.output()
+    return turn(text, metadata=metadata)
 
 
 @tool
@@ -64,8 +46,8 @@ U2 = ModelUsage(prompt_tokens=20, completion_tokens=3)
 
 async def test_text_turn_chunk_order_and_output() -> None:
     model = ScriptedModel([ScriptStep(text=["Hel", "lo"], usage=U1)])
-    gmi = await _gmi(model)
-    chunks, output = await _run(gmi, _input())
+    gmi = await make_gmi(model)
+    chunks, output = await run(gmi, _input())
     assert [c.type for c in chunks] == [
         T.TEXT_DELTA,
         T.TEXT_DELTA,
@@ -96,8 +78,8 @@ async def test_two_round_tool_turn() -> None:
             ScriptStep(text="done", usage=U2),
         ]
     )
-    gmi = await _gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
-    chunks, output = await _run(gmi, _input())
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
+    chunks, output = await run(gmi, _input())
     assert [c.type for c in chunks] == [
         T.TOOL_CALL_REQUEST,
         T.USAGE_UPDATE,
@@ -131,8 +113,8 @@ async def test_two_round_tool_turn() -> None:
 async def test_tool_loop_stops_at_max_iterations() -> None:
     calls = [ScriptStep(tool_calls=[ToolCall(f"c{i}", "lookup", {"q": "x"})]) for i in range(5)]
     model = ScriptedModel(calls)
-    gmi = await _gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
-    chunks, output = await _run(gmi, _input())
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
+    chunks, output = await run(gmi, _input())
     assert model.calls == 5
     assert len([c for c in chunks if c.type is T.STEP_FINISHED]) == 5
     assert output.error is None
@@ -141,8 +123,8 @@ async def test_tool_loop_stops_at_max_iterations() -> None:
 async def test_turn_failing_before_output() -> None:
     billed = ModelUsage(prompt_tokens=7, completion_tokens=0)
     model = ScriptedModel([ScriptStep.fail(500, "boom", usage=billed)])
-    gmi = await _gmi(model)
-    chunks, output = await _run(gmi, _input())
+    gmi = await make_gmi(model)
+    chunks, output = await run(gmi, _input())
     assert [c.type for c in chunks] == [T.USAGE_UPDATE, T.ERROR, T.FINAL_RESPONSE_MARKER]
     assert chunks[0].metadata == {
         "attempt_failed": True,
@@ -167,8 +149,8 @@ async def test_turn_failing_after_output() -> None:
             ScriptStep.fail(502, "cut", after_text="partial ", usage=U2),
         ]
     )
-    gmi = await _gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
-    chunks, output = await _run(gmi, _input())
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
+    chunks, output = await run(gmi, _input())
     assert [c.type for c in chunks] == [
         T.TOOL_CALL_REQUEST,
         T.USAGE_UPDATE,
@@ -188,41 +170,41 @@ async def test_turn_failing_after_output() -> None:
 
 
 async def test_forwarded_options_turn_over_persona_and_nothing_of_its_own() -> None:
-    persona = _persona(
+    chosen = persona(
         default_model_completion_options={"temperature": 0.2, "topP": 0.9, "toolChoice": "none"}
     )
     model = ScriptedModel(["a", "b"])
-    gmi = await _gmi(model, persona=persona)
-    await _run(gmi, _input(options={"temperature": 0.5, "maxTokens": 99, "seed": 3}))
+    gmi = await make_gmi(model, persona=chosen)
+    await run(gmi, _input(options={"temperature": 0.5, "maxTokens": 99, "seed": 3}))
     sent = model.requests[0]
     assert sent.tools == []
     options = sent.options
     assert (options.temperature, options.top_p, options.max_tokens) == (0.5, 0.9, 99)
     assert options.tool_choice is None  # never sent without tools
     assert options.seed is None  # not a forwarded key
-    await _run(gmi, _input("again"))
+    await run(gmi, _input("again"))
     options = model.requests[1].options
     assert (options.temperature, options.max_tokens) == (0.2, None)  # no defaults of the GMI
 
 
 async def test_tool_choice_auto_only_with_tools() -> None:
     model = ScriptedModel(["a", "b"])
-    gmi = await _gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
-    await _run(gmi, _input())
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
+    await run(gmi, _input())
     assert model.requests[0].options.tool_choice == "auto"
-    await _run(gmi, _input("x", options={"tool_choice": "required"}))
+    await run(gmi, _input("x", options={"tool_choice": "required"}))
     assert model.requests[1].options.tool_choice == "required"
 
 
 async def test_personality_section_only_when_configured() -> None:
     traits = {"honesty": 0.9}
     model = ScriptedModel(["a"])
-    gmi = await _gmi(model, persona=_persona(personality_traits=traits))
-    await _run(gmi, _input())
+    gmi = await make_gmi(model, persona=persona(personality_traits=traits))
+    await run(gmi, _input())
     assert all("Personality" not in m.text for m in model.requests[0].messages)
     model2 = ScriptedModel(["a"])
-    gmi2 = await _gmi(model2, persona=_persona(personality_traits=traits), persona_traits=traits)
-    await _run(gmi2, _input())
+    gmi2 = await make_gmi(model2, persona=persona(personality_traits=traits), persona_traits=traits)
+    await run(gmi2, _input())
     system = [m.text for m in model2.requests[0].messages if m.role is Role.SYSTEM]
     assert system[0] == "You are P."
     assert "## Personality" in system[1]
@@ -231,7 +213,7 @@ async def test_personality_section_only_when_configured() -> None:
 async def test_shutdown_aborts_a_streaming_turn() -> None:
     gate = asyncio.Event()
     model = ScriptedModel([ScriptStep(text="one two three", wait=gate, wait_at=1)])
-    gmi = await _gmi(model)
+    gmi = await make_gmi(model)
     stream = gmi.process_turn_stream(_input())
     seen: list[GMIOutputChunk] = []
     first = asyncio.Event()
@@ -257,7 +239,7 @@ async def test_handle_tool_results_continues_without_tool_result_chunks() -> Non
     from agentos.core.messages import Message, ToolResult
 
     model = ScriptedModel(["thanks"])
-    gmi = await _gmi(model)
+    gmi = await make_gmi(model)
     gmi.history.replace_history(
         [Message.user("q"), Message.assistant(tool_calls=[ToolCall("c9", "ext", {})])]
     )
@@ -306,13 +288,13 @@ async def test_gateway_fallback_hop_serves_and_billed_failure_counts() -> None:
         seen.append((info.hop, info.provider_id))
 
     await gmi.initialize(
-        _persona(),
+        persona(),
         GMIConfig(
             gateway=gateway,
             before_model_call=hook,
         ),
     )
-    chunks, output = await _run(gmi, _input())
+    chunks, output = await run(gmi, _input())
     assert [c.type for c in chunks] == [
         T.USAGE_UPDATE,
         T.TEXT_DELTA,
@@ -330,7 +312,7 @@ async def test_gateway_fallback_hop_serves_and_billed_failure_counts() -> None:
 async def test_a_continuation_stays_on_the_serving_hop_and_a_new_turn_starts_at_the_primary() -> (
     None
 ):
-    from agentos.core.messages import ToolResult
+    from agentos.core.messages import Message, ToolResult
     from agentos.llm.fallback_chain import FallbackLeg
     from agentos.llm.gateway import CompletionGateway, GatewayDefaults
     from agentos.llm.model import ChatModel
@@ -350,12 +332,36 @@ async def test_a_continuation_stays_on_the_serving_hop_and_a_new_turn_starts_at_
         resolver=resolver,
     )
     gmi = GMI("g3")
-    await gmi.initialize(_persona(), GMIConfig(gateway=gateway))
-    await _run(gmi, _input("use the external tool"))
+    await gmi.initialize(persona(), GMIConfig(gateway=gateway))
+    await run(gmi, _input("use the external tool"))
+    # The runtime resumes a stored pause by hydrating the history up to the paused round.
+    gmi.history.hydrate_conversation_history(
+        [Message.user("use the external tool"), Message.assistant(tool_calls=[external])]
+    )
     stream = await gmi.handle_tool_results([ToolResult("x1", "ext", "done")])
     async for _ in stream:
         pass
     assert (await stream.output()).response_text == "continued on the backup"
     assert primary.calls == 1  # the continuation did not go back to the primary
-    _, output = await _run(gmi, _input("next question"))
+    _, output = await run(gmi, _input("next question"))
     assert output.response_text == "primary again"
+
+
+async def test_replacing_the_history_drops_the_trace_details_of_turns_it_no_longer_holds() -> None:
+    from agentos.core.messages import Message
+
+    gmi = await make_gmi(ScriptedModel(["one", "two"]))
+    await run(gmi, turn("secret plan", turn_id="t1"))
+    await run(gmi, turn("kept question", turn_id="t2"))
+    gmi.replace_history([Message.user("kept question"), Message.assistant("two")])
+    by_turn = {(e.turn_id, e.type): e for e in gmi.trace.entries()}
+    dropped = by_turn[("t1", ReasoningEntryType.INTERACTION_START)]
+    kept = by_turn[("t2", ReasoningEntryType.INTERACTION_START)]
+    assert dropped.details is None
+    assert dropped.message == "turn t1 started"  # type and message stay
+    assert kept.details == {"input_preview": "kept question"}
+    gmi.clear_history()
+    assert gmi.history.messages() == []
+    assert all(e.details is None for e in gmi.trace.entries() if e.turn_id == "t2")
+    gmi.hydrate_conversation_history([Message.user("x")])
+    assert [m.text for m in gmi.history.messages()] == ["x"]

@@ -7,10 +7,24 @@ from agentos.gmi.chunks import (
     StepFinishedPayload,
     ToolResultPayload,
 )
+from agentos.gmi.collaborators import (
+    IngestedDocument,
+    MemoryBridge,
+    MetapromptRunner,
+    RetrievalAugmentor,
+    RetrievalOptions,
+    RetrievalResult,
+    RetrievedChunk,
+    TurnExchange,
+    TurnSentimentTracker,
+)
+from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
 from agentos.gmi.gmi import (
     DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
     GMI,
+    MOOD_KEY,
     BeforeModelCall,
+    ExternalToolOutcome,
     GMIConfig,
     GMITurnStream,
     ModelCallInfo,
@@ -47,7 +61,9 @@ from agentos.gmi.prompt_engine import (
     history_budget,
     message_tokens,
 )
+from agentos.gmi.retrieval import ExchangeSummarizer
 from agentos.gmi.state import GMIPrimeState
+from agentos.gmi.system_prompts import preference_prompts, turn_system_prompts
 from agentos.gmi.trace import (
     DEFAULT_MAX_TRACE_ENTRIES,
     ReasoningEntryType,
@@ -58,6 +74,22 @@ from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
 from agentos.gmi.working_memory import InMemoryWorkingMemory
 
 __all__ = [
+    "MOOD_KEY",
+    "TASK_CONTEXT_KEY",
+    "USER_CONTEXT_KEY",
+    "ExchangeSummarizer",
+    "ExternalToolOutcome",
+    "IngestedDocument",
+    "MemoryBridge",
+    "MetapromptRunner",
+    "RetrievalAugmentor",
+    "RetrievalOptions",
+    "RetrievalResult",
+    "RetrievedChunk",
+    "TurnExchange",
+    "TurnSentimentTracker",
+    "preference_prompts",
+    "turn_system_prompts",
     "DEFAULT_MAX_TOOL_LOOP_ITERATIONS",
     "DEFAULT_MAX_TRACE_ENTRIES",
     "FORWARDED_COMPLETION_OPTION_KEYS",

@@ -7,9 +7,16 @@ from dataclasses import dataclass, field
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.messages import Message
+from agentos.gmi.collaborators import (
+    MemoryBridge,
+    MetapromptRunner,
+    RetrievalAugmentor,
+    TurnSentimentTracker,
+)
 from agentos.gmi.prompt_engine import (
     PromptEngine,
 )
+from agentos.gmi.retrieval import ExchangeSummarizer
 from agentos.gmi.working_memory import InMemoryWorkingMemory
 from agentos.llm.gateway import (
     CompletionGateway,
@@ -21,6 +28,7 @@ from agentos.tools.orchestrator import ToolOrchestrator
 
 __all__ = [
     "DEFAULT_MAX_TOOL_LOOP_ITERATIONS",
+    "DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET",
     "DEFAULT_SHUTDOWN_TIMEOUT",
     "FINAL_RESPONSE_MARKER_TEXT",
     "BeforeModelCall",
@@ -31,6 +39,7 @@ __all__ = [
 DEFAULT_MAX_TOOL_LOOP_ITERATIONS = 5
 FINAL_RESPONSE_MARKER_TEXT = "Turn processing sequence complete."
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET = 1600
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +65,13 @@ class GMIConfig:
     Give ``gateway`` (a `CompletionGateway`) or ``model`` (one `ChatModel`, wrapped in a gateway
     with no fallback). ``persona_traits`` (spec: GMIBaseConfig.personaTraits) adds the
     personality section after the persona's base prompt.
+
+    The optional collaborators (`agentos.gmi.collaborators`): ``sentiment_tracker`` (step 1 of a
+    turn, when the persona enables sentiment tracking), ``retrieval_augmentor`` (step 2, when the
+    persona's RAG config is enabled; also turn-summary ingestion, summarized by
+    ``exchange_summarizer`` when the persona asks), ``memory_bridge`` (step 3, within
+    ``memory_context_token_budget`` tokens, and the exchange's encoding after the turn) and
+    ``metaprompt_runner`` (the trigger check that ends a turn).
     """
 
     gateway: CompletionGateway | None = None
@@ -68,4 +84,10 @@ class GMIConfig:
     reasoning_trace_max_entries: int | None = None
     before_model_call: BeforeModelCall | None = None
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
+    sentiment_tracker: TurnSentimentTracker | None = None
+    retrieval_augmentor: RetrievalAugmentor | None = None
+    exchange_summarizer: ExchangeSummarizer | None = None
+    memory_bridge: MemoryBridge | None = None
+    memory_context_token_budget: int = DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET
+    metaprompt_runner: MetapromptRunner | None = None
     clock: Clock = field(default=system_clock)

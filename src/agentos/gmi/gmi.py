@@ -2,29 +2,35 @@
 
 `GMI.process_turn_stream()` returns a `GMITurnStream`: iterate it for the `GMIOutputChunk`s;
 ``await stream.output()`` gives the turn's `GMIOutput`, which the FINAL_RESPONSE_MARKER chunk
-(always the last) also carries as its content. The turn runs in a task of its own, so
-`GMI.shutdown()` can abort it while its consumer waits; closing the stream early
-(``aclose()``) stops the turn and its model call.
+(always the last) also carries as its content.
 
-A turn records its input in the history, then runs model steps through a completion gateway
-(a GMI configured with a single `ChatModel` wraps it in a gateway with no fallback): within a
-step each provider chunk yields its TEXT_DELTA / TOOL_CALL_REQUEST, a usage report its
-USAGE_UPDATE; STEP_FINISHED follows the step's last chunk; the step's tool calls then run through
-the tool orchestrator, one TOOL_RESULT each, and the next step follows, for at most
-``max_tool_loop_iterations`` model steps. A failure yields ERROR with its code kept (a step that
-fails emits no STEP_FINISHED), and FINAL_RESPONSE_MARKER ends every turn.
+A turn applies its user and task context overrides and records its input in the history. A user
+turn then scores sentiment, retrieves (RAG_SOURCES_AVAILABLE) and gathers memory context through
+the optional collaborators of `GMIConfig` (`agentos.gmi.turn_phases`), and builds its system
+prompts once (`agentos.gmi.system_prompts`). Model steps run through a completion gateway (a GMI
+configured with a single `ChatModel` wraps it in a gateway with no fallback): within a step each
+provider chunk yields its TEXT_DELTA / TOOL_CALL_REQUEST, a usage report its USAGE_UPDATE;
+STEP_FINISHED follows the step's last chunk; the step's tool calls then run through the tool
+orchestrator, one TOOL_RESULT each, and the next step follows, for at most
+``max_tool_loop_iterations`` model steps. A turn that ends without error then syncs memory,
+ingests a turn summary and checks the metaprompts. A failure yields ERROR with its code kept (a
+step that fails emits no STEP_FINISHED), and FINAL_RESPONSE_MARKER ends every turn.
+
+After a failed turn the GMI is READY again, not ERRORED as the reference leaves it: a session's
+next turn must run (spec: Sessions). After `shutdown()` it stays SHUTDOWN.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import ToolResult
+from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.gmi.chunks import (
     GMIOutputChunkType,
 )
@@ -35,6 +41,12 @@ from agentos.gmi.config import (
     GMIConfig,
     ModelCallInfo,
 )
+from agentos.gmi.contexts import (
+    TASK_CONTEXT_KEY,
+    USER_CONTEXT_KEY,
+    initial_task_context,
+    initial_user_context,
+)
 from agentos.gmi.history import ConversationHistoryManager, DroppedTurn
 from agentos.gmi.mood import GMIMood, PADState
 from agentos.gmi.prompt_engine import (
@@ -42,8 +54,9 @@ from agentos.gmi.prompt_engine import (
 )
 from agentos.gmi.state import GMIPrimeState
 from agentos.gmi.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
-from agentos.gmi.turn import GMITurnStream, TurnRunner
+from agentos.gmi.turn import TurnRunner
 from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
+from agentos.gmi.turn_stream import GMITurnStream
 from agentos.gmi.working_memory import InMemoryWorkingMemory
 from agentos.llm.gateway import (
     CompletionGateway,
@@ -53,8 +66,8 @@ from agentos.llm.gateway import (
 from agentos.llm.model import (
     ChatModel,
 )
-from agentos.persona.definition import PersonaDefinition
-from agentos.tools.orchestrator import ToolOrchestrator
+from agentos.persona.definition import HEXACO_TRAITS, PersonaDefinition
+from agentos.tools.orchestrator import ToolOrchestrator, tool_error_result
 
 __all__ = [
     "DEFAULT_MAX_TOOL_LOOP_ITERATIONS",
@@ -64,7 +77,24 @@ __all__ = [
     "GMIConfig",
     "GMITurnStream",
     "ModelCallInfo",
+    "MOOD_KEY",
+    "ExternalToolOutcome",
 ]
+
+MOOD_KEY = "current_gmi_mood"
+"""The working-memory key that holds the GMI's mood."""
+
+
+class ExternalToolOutcome(TypedDict, total=False):
+    """What a host reports for one call it ran (reference: ToolResultPayload).
+
+    ``{"type": "success", "result": <any JSON>}`` or
+    ``{"type": "error", "error": {"code": ..., "message": ..., "details": ...}}``.
+    """
+
+    type: Literal["success", "error"]
+    result: Any
+    error: dict[str, Any]
 
 
 class GMI:
@@ -149,18 +179,19 @@ class GMI:
         )
         self.trace = ReasoningTrace(self.gmi_id, persona.id, max_entries)
         self.history.on_turns_dropped(self._forget_turns)
+        memory = self.working_memory
         default_mood = persona.mood_adaptation.default_mood if persona.mood_adaptation else None
-        self.mood = GMIMood(default_mood) if default_mood in set(GMIMood) else GMIMood.NEUTRAL
-        self.user_context = {"user_id": "default_user", "skill_level": "novice", "preferences": {}}
-        self.task_context = {
-            "task_id": f"task-{uuid.uuid4()}",
-            "domain": (persona.strengths or ["general"])[0],
-            "complexity": "medium",
-            "status": "not_started",
-        }
+        moods = {mood.value for mood in GMIMood}
+        stored_mood = await memory.get(MOOD_KEY)
+        mood = next((m for m in (stored_mood, default_mood) if m in moods), GMIMood.NEUTRAL)
+        self.mood = GMIMood(mood)
+        self.user_context = initial_user_context(persona, await memory.get(USER_CONTEXT_KEY))
+        self.task_context = initial_task_context(persona, await memory.get(TASK_CONTEXT_KEY))
+        await memory.set(MOOD_KEY, self.mood.value)
+        await memory.set(USER_CONTEXT_KEY, self.user_context)
+        await memory.set(TASK_CONTEXT_KEY, self.task_context)
         for imprint in persona.initial_memory_imprints or []:
-            await self.working_memory.set(imprint.key, imprint.value)
-        await self.working_memory.set("current_gmi_mood", self.mood.value)
+            await memory.set(imprint.key, imprint.value)
         self._trace(ReasoningEntryType.LIFECYCLE, "GMI initialized", {"persona_id": persona.id})
         self.state = GMIPrimeState.READY
 
@@ -219,27 +250,144 @@ class GMI:
                 GMIErrorCode.INVALID_STATE,
             )
 
+    def pending_tool_calls(self) -> list[ToolCall]:
+        """The calls of the history's last tool round that no tool result answers yet.
+
+        The round is the last assistant message that requested tools, when nothing but its own
+        tool results follows it; otherwise no call is pending.
+        """
+        answered: set[str] = set()
+        for message in reversed(self.history.messages()):
+            if message.role is Role.TOOL and message.tool_result is not None:
+                answered.add(message.tool_result.tool_call_id)
+                continue
+            if message.role is Role.ASSISTANT:
+                return [call for call in message.tool_calls if call.id not in answered]
+            return []
+        return []
+
     async def handle_tool_results(
         self, results: Sequence[ToolResult], *, user_id: str = "default_user"
     ) -> GMITurnStream:
-        """Record ``results`` in the history (no TOOL_RESULT chunks) and run the next step."""
+        """Continue a paused tool round with the host's ``results`` and run the next step.
+
+        The results enter the history (no TOOL_RESULT chunks), each answering a pending call
+        (`pending_tool_calls()`); each pending call the host left out gets an error result
+        ``EXTERNAL_TOOL_NOT_RUN`` after them, so the history answers every call of the round.
+        The step runs on the hop that served the turn it continues. Raises
+        ``VALIDATION_ERROR`` before any work when ``results`` is empty, names a call that is
+        not pending, or answers a call twice.
+        """
         if not results:
             raise GMIError("no tool results were given", GMIErrorCode.VALIDATION_ERROR)
         self._ensure_ready()
+        pending = self.pending_tool_calls()
+        pending_ids = {call.id for call in pending}
+        given = [result.tool_call_id for result in results]
+        unknown = [call_id for call_id in given if call_id not in pending_ids]
+        if unknown:
+            raise GMIError(
+                f"no pending tool call has the id {', '.join(map(repr, unknown))}; pending: "
+                f"{', '.join(map(repr, sorted(pending_ids))) or 'none'}",
+                GMIErrorCode.VALIDATION_ERROR,
+                {"unknown_tool_call_ids": unknown},
+            )
+        if len(set(given)) != len(given):
+            raise GMIError(
+                "a tool call was answered twice", GMIErrorCode.VALIDATION_ERROR, {"ids": given}
+            )
+        left_out = [
+            tool_error_result(
+                call,
+                GMIErrorCode.EXTERNAL_TOOL_NOT_RUN,
+                f"The host did not run tool '{call.name}'.",
+            )
+            for call in pending
+            if call.id not in given
+        ]
         turn_input = GMITurnInput(
             interaction_id=f"turn-{uuid.uuid4()}",
             user_id=user_id,
             content=None,
             type=GMIInteractionType.TOOL_RESPONSE,
-            metadata={"is_tool_continuation": True, "tool_results": list(results)},
+            metadata={"is_tool_continuation": True, "tool_results": [*results, *left_out]},
         )
         return self.process_turn_stream(turn_input)
 
     async def handle_tool_result(
-        self, result: ToolResult, *, user_id: str = "default_user"
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        outcome: ExternalToolOutcome | Mapping[str, Any],
+        *,
+        user_id: str = "default_user",
     ) -> GMITurnStream:
-        """`handle_tool_results()` with one result."""
+        """`handle_tool_results()` with one call's outcome (``{"type": "success", ...}``)."""
+        kind = outcome.get("type")
+        if kind == "success":
+            result = ToolResult(tool_call_id, tool_name, outcome.get("result"))
+        elif kind == "error":
+            error = dict(outcome.get("error") or {})
+            result = ToolResult(tool_call_id, tool_name, error, True, error)
+        else:
+            raise GMIError(
+                f"outcome.type must be 'success' or 'error', got {kind!r}",
+                GMIErrorCode.VALIDATION_ERROR,
+            )
         return await self.handle_tool_results([result], user_id=user_id)
+
+    # -- history ----------------------------------------------------------------------------
+
+    def replace_history(self, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole history; drop what was recorded about turns it lacks."""
+        self.history.replace_history(messages)
+
+    def clear_history(self) -> None:
+        """Empty the history; drop what was recorded about its turns."""
+        self.history.clear_history()
+
+    def hydrate_conversation_history(self, messages: Sequence[Message]) -> None:
+        """Replace the history as the runtime does to resume a stored turn (drops nothing)."""
+        self.history.hydrate_conversation_history(messages)
+
+    async def get_working_memory_snapshot(self) -> dict[str, Any]:
+        """A deep copy of everything the working memory holds."""
+        return await self.working_memory.snapshot()
+
+    # -- persona state ----------------------------------------------------------------------
+
+    def set_personality_trait(self, trait: str, value: float) -> float | None:
+        """Set one HEXACO trait on this GMI's copy of the persona; returns the previous value.
+
+        The change reaches no prompt: the personality section renders the authored traits
+        (spec: The personality section). The persona object the GMI was given is not changed.
+        """
+        if trait not in HEXACO_TRAITS:
+            raise GMIError(
+                f"unknown personality trait {trait!r}; the traits are {', '.join(HEXACO_TRAITS)}",
+                GMIErrorCode.VALIDATION_ERROR,
+            )
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0.0 <= value <= 1.0
+        ):
+            raise GMIError(
+                f"personality trait {trait} must be a number from 0 to 1, got {value!r}",
+                GMIErrorCode.VALIDATION_ERROR,
+            )
+        persona = self.persona
+        traits = dict(persona.personality_traits or {})
+        previous = traits.get(trait)
+        traits[trait] = float(value)
+        self._persona = persona.model_copy(update={"personality_traits": traits}, deep=True)
+        self._trace(
+            ReasoningEntryType.STATE_CHANGE,
+            f"personality trait {trait} set to {float(value)}",
+            {"trait": trait, "previous": previous, "value": float(value)},
+        )
+        return float(previous) if isinstance(previous, int | float) else None
 
     async def _run_turn(self, turn_input: GMITurnInput, stream: GMITurnStream) -> None:
         turn = TurnRunner(self, turn_input, stream)

@@ -1,18 +1,19 @@
-"""One GMI turn: its stream of chunks and the runner that produces them.
+"""One GMI turn: the runner that produces its chunks (spec: What a turn does, Output stream).
 
-See `agentos.gmi.gmi` for the turn's contract (spec: What a turn does, Output stream).
+See `agentos.gmi.gmi` for the turn's contract, `agentos.gmi.turn_phases` for what a user turn
+does before its first model call and after its last, and `agentos.gmi.turn_stream` for the
+stream a caller reads.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ToolCall
+from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import (
     GMIOutput,
@@ -22,94 +23,28 @@ from agentos.gmi.chunks import (
     ToolResultPayload,
 )
 from agentos.gmi.config import BeforeModelCall, ModelCallInfo
+from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY, apply_user_context_override
 from agentos.gmi.history import DEFAULT_MAX_MESSAGES
 from agentos.gmi.options import forwarded_options, to_completion_options
-from agentos.gmi.prompt_engine import (
-    PERSONA_BASE_PRIORITY,
-    PERSONALITY_SECTION_PRIORITY,
-    SystemPrompt,
-)
 from agentos.gmi.state import GMIPrimeState
+from agentos.gmi.system_prompts import metadata_value, turn_system_prompts
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.gmi.turn_input import GMITurnInput
-from agentos.llm.gateway import (
-    AttemptFailed,
-    GatewayTurn,
-    Hop,
-)
-from agentos.llm.model import (
-    ModelRequest,
-    TextDelta,
-    ToolCallChunk,
-    UsageChunk,
-    closing_stream,
-)
+from agentos.gmi.turn_phases import TurnContext, after_turn, before_first_call
+from agentos.gmi.turn_stream import GMITurnStream
+from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
+from agentos.llm.model import ModelRequest, TextDelta, ToolCallChunk, UsageChunk, closing_stream
 from agentos.llm.step import StepCollector
-from agentos.persona.personality import personality_section
 from agentos.tools.context import ToolExecutionContext
+from agentos.tools.orchestrator import tool_error_result
 
 if TYPE_CHECKING:
     from agentos.gmi.gmi import GMI
 
 __all__ = ["GMITurnStream", "TurnRunner"]
 
-
-class _Aborted(Exception):
-    """Raised inside a turn that `GMI.shutdown()` stopped."""
-
-
-_DONE = object()
-
-
-class GMITurnStream:
-    """One turn's chunks (iterate once) and its output (``await output()``)."""
-
-    def __init__(self, gmi: GMI, turn_input: GMITurnInput) -> None:
-        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
-        self._output: asyncio.Future[GMIOutput] = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(gmi._run_turn(turn_input, self))
-        self._finished = False
-
-    async def _emit(self, chunk: GMIOutputChunk) -> None:
-        await self._queue.put(chunk)
-
-    def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
-        return self._chunks()
-
-    async def _chunks(self) -> AsyncIterator[GMIOutputChunk]:
-        try:
-            while not self._finished:
-                item = await self._queue.get()
-                if item is _DONE:
-                    self._finished = True
-                    break
-                assert isinstance(item, GMIOutputChunk)
-                yield item
-        finally:
-            if not self._finished:
-                await self.aclose()
-        await self._task  # re-raise a turn-loop bug rather than hide it
-
-    async def finish(self, marker: GMIOutputChunk, output: GMIOutput) -> None:
-        """End the stream: the FINAL_RESPONSE_MARKER chunk, then the output (the GMI calls it)."""
-        await self._emit(marker)
-        self._output.set_result(output)
-        await self._queue.put(_DONE)
-
-    async def output(self) -> GMIOutput:
-        """The turn's output; reads (and drops) any chunks not yet read."""
-        if not self._finished:
-            async for _ in self:
-                pass
-        return await self._output
-
-    async def aclose(self) -> None:
-        """Stop the turn (its model call aborted) when it is still running."""
-        self._finished = True
-        if not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+FAIL_CLOSED = "fail_closed"
+"""``metadata["execution_policy"]["tool_failure_mode"]`` that ends a turn on a failed tool."""
 
 
 class TurnRunner:
@@ -123,11 +58,14 @@ class TurnRunner:
         self.persona = gmi.persona
         self.config = gmi._config
         self.options: dict[str, Any] = dict(turn_input.metadata.get("options") or {})
+        self.is_continuation = bool(turn_input.metadata.get("is_tool_continuation"))
         self.turn_messages: list[Message] = []
         self.step_usages: list[ModelUsage] = []
         self.billed: list[ModelUsage] = []
         self.tool_calls: list[ToolCall] = []
         self.last_text: str | None = None
+        self.unannounced: list[ToolResult] = []
+        """Results a stopped round recorded without their TOOL_RESULT chunk yet."""
 
     def chunk(
         self,
@@ -171,8 +109,11 @@ class TurnRunner:
             self.turn_id,
         )
         try:
+            await self._apply_contexts()
             self._record_input()
-            await self._loop()
+            found = await self._prepare()
+            await self._loop(found)
+            await after_turn(gmi, self.input, self.turn_id, self.last_text)
         except asyncio.CancelledError:
             reason = gmi._abort_reason
             task = asyncio.current_task()
@@ -189,8 +130,6 @@ class TurnRunner:
         gmi._trace(
             ReasoningEntryType.INTERACTION_END, f"turn {self.turn_id} ended", None, self.turn_id
         )
-        if not self.input.metadata.get("is_tool_continuation"):
-            gmi._last_rag_sources = []  # no retriever yet; a continuation keeps its turn's
         return GMIOutput(
             is_final=True,
             response_text=self.last_text,
@@ -200,6 +139,9 @@ class TurnRunner:
         )
 
     async def _fail(self, error: GMIError) -> GMIOutput:
+        for result in self.unannounced:
+            await self._announce(result)
+        self.unannounced.clear()
         self.gmi._trace(
             ReasoningEntryType.ERROR, error.message, {"code": str(error.code)}, self.turn_id
         )
@@ -211,6 +153,16 @@ class TurnRunner:
             usage=self.usage(),
             error={"code": str(error.code), "message": error.message, "details": error.details},
         )
+
+    async def _apply_contexts(self) -> None:
+        gmi = self.gmi
+        user = apply_user_context_override(gmi.user_context, self.input.user_context_override)
+        user["user_id"] = self.input.user_id
+        gmi.user_context = user
+        if self.input.task_context_override:
+            gmi.task_context = {**gmi.task_context, **self.input.task_context_override}
+        await gmi.working_memory.set(USER_CONTEXT_KEY, gmi.user_context)
+        await gmi.working_memory.set(TASK_CONTEXT_KEY, gmi.task_context)
 
     def _record_input(self) -> None:
         history = self.gmi.history
@@ -235,24 +187,22 @@ class TurnRunner:
             added = []
         self.turn_messages.extend(added)
 
-    def _system_prompts(self) -> list[SystemPrompt]:
-        prompt = self.persona.base_system_prompt
-        prompts = [
-            SystemPrompt(
-                part.content,
-                PERSONA_BASE_PRIORITY if not isinstance(prompt, list) else (part.priority or 0),
-                "persona",
+    async def _prepare(self) -> TurnContext:
+        """Steps 1-3 on a user turn; a continuation keeps its user turn's RAG sources."""
+        if self.is_continuation:
+            return TurnContext()
+
+        async def announce(sources: list[Any]) -> None:
+            await self.emit(
+                GMIOutputChunkType.RAG_SOURCES_AVAILABLE, sources, metadata={"count": len(sources)}
             )
-            for part in self.persona.system_prompt_parts()
-        ]
-        if self.config.persona_traits is not None:
-            section = personality_section(self.config.persona_traits)
-            if section:
-                prompts.append(SystemPrompt(section, PERSONALITY_SECTION_PRIORITY, "personality"))
-        return prompts
+
+        found = await before_first_call(self.gmi, self.input, self.turn_id, announce)
+        self.gmi._last_rag_sources = list(found.rag_sources)
+        return found
 
     def _earlier_history(self) -> list[Message]:
-        override = self.input.metadata.get("conversation_history_for_prompt")
+        override = metadata_value(self.input.metadata, "conversation_history_for_prompt")
         if isinstance(override, list) and override:
             return list(override)
         current = {id(m) for m in self.turn_messages}
@@ -294,15 +244,15 @@ class TurnRunner:
             on_hop_failure=on_hop_failure,
         )
 
-    async def _loop(self) -> None:
+    async def _loop(self, found: TurnContext) -> None:
         # Spec (Forward within a turn): a continuation through handle_tool_results() stays on
         # the hop that served the turn it continues; a new user turn starts at the primary.
-        continued = (
-            self.gmi._gateway_turn if self.input.metadata.get("is_tool_continuation") else None
-        )
+        continued = self.gmi._gateway_turn if self.is_continuation else None
         gateway_turn = continued or self._begin()
         self.gmi._gateway_turn = gateway_turn
-        system_prompts = self._system_prompts()  # prepared once per user turn
+        system_prompts = turn_system_prompts(  # prepared once per user turn
+            self.persona, self.input.metadata, self.gmi.user_context, self.config.persona_traits
+        )
         context = ToolExecutionContext(
             gmi_id=self.gmi.gmi_id,
             persona_id=self.persona.id,
@@ -319,17 +269,21 @@ class TurnRunner:
         for step_index in range(self.config.max_tool_loop_iterations):
             earlier = self._earlier_history()
             current = list(self.turn_messages)
+            # Retrieval and memory context go with the turn's first model call only (step 6).
+            retrieved = found.retrieved_context if step_index == 0 else None
 
             def build(
                 hop: Hop,
                 earlier: list[Message] = earlier,
                 current: list[Message] = current,
                 step_index: int = step_index,
+                retrieved: str | None = retrieved,
             ) -> ModelRequest:
                 built = self.gmi._prompt_engine.build(
                     provider=hop.provider_id,
                     model=hop.model_id,
                     system_prompts=system_prompts,
+                    retrieved_context=retrieved,
                     history=earlier,
                     current_turn=current,
                     tools=tools,
@@ -440,6 +394,7 @@ class TurnRunner:
             hop=hop.index,
             usage=usage,
             response_model=finish.response_model if finish is not None else None,
+            service_tier=finish.service_tier if finish is not None else None,
             provider_message_id=finish.provider_message_id if finish is not None else None,
             cache_diagnostics=finish.cache_diagnostics if finish is not None else None,
             thinking_blocks=list(blocks) or None,
@@ -456,26 +411,81 @@ class TurnRunner:
         return calls
 
     async def _run_tools(self, calls: list[ToolCall], context: ToolExecutionContext) -> None:
+        """Run one tool round: every call in order, each result recorded and announced.
+
+        A failed call under the ``fail_closed`` execution policy stops the round and the turn
+        (``TOOL_ERROR``); a round that stops early records an error result for each call it did
+        not finish, so the history answers every call of the round.
+        """
         self.gmi.state = GMIPrimeState.AWAITING_TOOL_RESULT
-        for call in calls:
-            self.gmi._trace(
-                ReasoningEntryType.TOOL_EXECUTION_START,
-                f"running tool {call.name}",
-                {"tool_call_id": call.id, "arguments": call.arguments},
-                self.turn_id,
-            )
-            result = await self.gmi._orchestrator.process_tool_call(call, context)
-            message = Message.tool(result)
-            self.gmi.history.add(message)
-            self.turn_messages.append(message)
-            await self.emit(
-                GMIOutputChunkType.TOOL_RESULT,
-                ToolResultPayload(
-                    result.tool_call_id,
-                    result.tool_name,
-                    result.output,
-                    result.is_error,
-                    result.error_details,
-                ),
-            )
+        policy = metadata_value(self.input.metadata, "execution_policy") or {}
+        fail_closed = metadata_value(policy, "tool_failure_mode") == FAIL_CLOSED
+        done: set[str] = set()
+        try:
+            for call in calls:
+                self.gmi._trace(
+                    ReasoningEntryType.TOOL_EXECUTION_START,
+                    f"running tool {call.name}",
+                    {"tool_call_id": call.id, "arguments": call.arguments},
+                    self.turn_id,
+                )
+                result = await self.gmi._orchestrator.process_tool_call(call, context)
+                self._record(result)
+                done.add(call.id)
+                await self._announce(result)
+                if result.is_error and fail_closed:
+                    for rest in calls:
+                        if rest.id not in done:
+                            skipped = tool_error_result(
+                                rest,
+                                GMIErrorCode.TOOL_ERROR,
+                                f"Tool '{rest.name}' was not run: the round stopped after "
+                                f"'{call.name}' failed (tool_failure_mode fail_closed).",
+                            )
+                            self._record(skipped)
+                            done.add(rest.id)
+                            await self._announce(skipped)
+                    raise GMIError(
+                        f"tool '{call.name}' failed and the execution policy is fail_closed",
+                        GMIErrorCode.TOOL_ERROR,
+                        {
+                            "tool_call_id": call.id,
+                            "tool_name": call.name,
+                            **(result.error_details or {}),
+                        },
+                    )
+        except asyncio.CancelledError:
+            for call in calls:
+                if call.id not in done:
+                    stopped = tool_error_result(
+                        call,
+                        GMIErrorCode.ABORTED,
+                        f"Tool '{call.name}' was stopped: the turn ended.",
+                    )
+                    self._record(stopped)
+                    self.unannounced.append(stopped)
+            raise
         self.gmi.state = GMIPrimeState.PROCESSING
+
+    def _record(self, result: ToolResult) -> None:
+        message = Message.tool(result)
+        self.gmi.history.add(message)
+        self.turn_messages.append(message)
+        self.gmi._trace(
+            ReasoningEntryType.TOOL_EXECUTION_RESULT,
+            f"tool {result.tool_name} {'failed' if result.is_error else 'finished'}",
+            {"tool_call_id": result.tool_call_id, "is_error": result.is_error},
+            self.turn_id,
+        )
+
+    async def _announce(self, result: ToolResult) -> None:
+        await self.emit(
+            GMIOutputChunkType.TOOL_RESULT,
+            ToolResultPayload(
+                result.tool_call_id,
+                result.tool_name,
+                result.output,
+                result.is_error,
+                result.error_details,
+            ),
+        )

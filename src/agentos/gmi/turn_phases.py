@@ -1,0 +1,175 @@
+"""What a user turn does around its model steps (spec: What a turn does, steps 1-3 and 7).
+
+Before the first model call: sentiment (step 1), retrieval (step 2) and memory context (step 3).
+After the last: the memory bridge encodes the exchange, a persona with turn-summary ingestion
+hands it to the retrieval augmentor, and the metaprompt triggers are checked (step 7). Each step
+calls an optional collaborator (`agentos.gmi.collaborators`); one that raises is recorded as a
+WARNING in the reasoning trace and the turn goes on without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentos.core.messages import Role
+from agentos.gmi.collaborators import RetrievedChunk, TurnExchange
+from agentos.gmi.retrieval import (
+    join_retrieved_context,
+    rag_config,
+    retrieval_options,
+    should_ingest_turn_summary,
+    should_trigger_rag_retrieval,
+    turn_summary_document,
+)
+from agentos.gmi.system_prompts import metadata_value
+from agentos.gmi.trace import ReasoningEntryType
+from agentos.gmi.turn_input import GMITurnInput
+
+if TYPE_CHECKING:
+    from agentos.gmi.gmi import GMI
+
+__all__ = ["TurnContext", "after_turn", "before_first_call", "user_text"]
+
+
+@dataclass(slots=True)
+class TurnContext:
+    """What steps 2 and 3 found for a user turn's prompt."""
+
+    retrieved_context: str | None = None
+    rag_sources: list[RetrievedChunk] = field(default_factory=list)
+
+
+def _warn(gmi: GMI, turn_id: str, step: str, exc: BaseException) -> None:
+    gmi._trace(
+        ReasoningEntryType.WARNING,
+        f"{step} failed: {exc}",
+        {"step": step, "error": type(exc).__name__},
+        turn_id,
+    )
+
+
+def user_text(turn_input: GMITurnInput) -> str:
+    """The text of a turn's user input (the text parts of a multimodal one)."""
+    content = turn_input.content
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(getattr(part, "text", "") for part in content)
+
+
+async def _guarded(
+    gmi: GMI, turn_id: str, step: str, call: Callable[[], Awaitable[Any]]
+) -> tuple[bool, Any]:
+    try:
+        return True, await call()
+    except Exception as exc:
+        _warn(gmi, turn_id, step, exc)
+        return False, None
+
+
+async def before_first_call(
+    gmi: GMI,
+    turn_input: GMITurnInput,
+    turn_id: str,
+    on_sources: Callable[[list[RetrievedChunk]], Awaitable[None]],
+) -> TurnContext:
+    """Steps 1-3 for a user turn: sentiment, retrieval (``on_sources`` told), memory context."""
+    config = gmi._config
+    persona = gmi.persona
+    messages = gmi.history.messages()
+    user_initiated = bool(messages) and messages[-1].role is Role.USER
+    text = user_text(turn_input) if user_initiated else ""
+    tracking = persona.sentiment_tracking
+    tracker = config.sentiment_tracker
+    if tracker is not None and tracking is not None and tracking.enabled and user_initiated:
+        await _guarded(
+            gmi, turn_id, "sentiment", lambda: tracker.analyze_turn_sentiment(gmi, turn_id, text)
+        )
+    found = TurnContext()
+    if not user_initiated:
+        return found
+    rag_text: str | None = None
+    augmentor = config.retrieval_augmentor
+    rag = rag_config(persona)
+    if augmentor is not None and rag is not None and should_trigger_rag_retrieval(rag, text):
+        gmi._trace(ReasoningEntryType.RAG_QUERY_START, "retrieving context", None, turn_id)
+        ok, result = await _guarded(
+            gmi,
+            turn_id,
+            "retrieval",
+            lambda: augmentor.retrieve_context(text, retrieval_options(rag)),
+        )
+        if ok:
+            found.rag_sources = list(result.chunks)
+            rag_text = result.augmented_context or None
+            gmi._trace(
+                ReasoningEntryType.RAG_QUERY_RESULT,
+                f"retrieved {len(found.rag_sources)} chunks",
+                {"chunk_ids": [chunk.id for chunk in found.rag_sources]},
+                turn_id,
+            )
+            if found.rag_sources:
+                await on_sources(found.rag_sources)
+    memory_text: str | None = None
+    bridge = config.memory_bridge
+    if bridge is not None:
+        _, memory_text = await _guarded(
+            gmi,
+            turn_id,
+            "memory context",
+            lambda: bridge.assemble_context(
+                text, mood=gmi.mood, pad=gmi.pad, token_budget=config.memory_context_token_budget
+            ),
+        )
+    long_term = metadata_value(turn_input.metadata, "long_term_memory_context")
+    found.retrieved_context = join_retrieved_context(
+        memory_text, rag_text, long_term if isinstance(long_term, str) else None
+    )
+    return found
+
+
+async def after_turn(
+    gmi: GMI, turn_input: GMITurnInput, turn_id: str, response_text: str | None
+) -> None:
+    """Step 7 for a turn that ended without error: memory sync, ingestion, metaprompts."""
+    config = gmi._config
+    text = user_text(turn_input) or None
+    bridge = config.memory_bridge
+    if bridge is not None:
+        exchange = TurnExchange(
+            turn_id,
+            turn_input.user_id,
+            turn_input.session_id,
+            text,
+            response_text,
+            gmi.mood,
+            gmi.pad,
+        )
+        await _guarded(gmi, turn_id, "memory sync", lambda: bridge.sync_for_turn(exchange))
+    augmentor = config.retrieval_augmentor
+    rag = rag_config(gmi.persona)
+    if (
+        augmentor is not None
+        and rag is not None
+        and should_ingest_turn_summary(rag)
+        and text
+        and response_text
+    ):
+        document = await turn_summary_document(
+            rag,
+            gmi_id=gmi.gmi_id,
+            turn_id=turn_id,
+            user_text=text,
+            response_text=response_text,
+            summarizer=config.exchange_summarizer,
+            on_summary_failure=lambda exc: _warn(gmi, turn_id, "turn summary", exc),
+        )
+        await _guarded(
+            gmi, turn_id, "turn-summary ingestion", lambda: augmentor.ingest_documents([document])
+        )
+    runner = config.metaprompt_runner
+    if runner is not None:
+        await _guarded(gmi, turn_id, "metaprompts", lambda: runner.check_and_trigger(gmi, turn_id))

@@ -1,0 +1,75 @@
+"""A GMI turn's stream: its chunks, in order, and its output (DESIGN.md §5.12).
+
+The turn runs in a task of its own, so `GMI.shutdown()` can abort it while its consumer waits;
+the queue holds one chunk, so the turn never runs ahead of its consumer. Closing the stream early
+(``aclose()``, or leaving an ``async for`` with ``break``) stops the turn and its model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from agentos.gmi.chunks import GMIOutput, GMIOutputChunk
+from agentos.gmi.turn_input import GMITurnInput
+
+if TYPE_CHECKING:
+    from agentos.gmi.gmi import GMI
+
+__all__ = ["GMITurnStream"]
+
+
+_DONE = object()
+
+
+class GMITurnStream:
+    """One turn's chunks (iterate once) and its output (``await output()``)."""
+
+    def __init__(self, gmi: GMI, turn_input: GMITurnInput) -> None:
+        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
+        self._output: asyncio.Future[GMIOutput] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(gmi._run_turn(turn_input, self))
+        self._finished = False
+
+    async def _emit(self, chunk: GMIOutputChunk) -> None:
+        await self._queue.put(chunk)
+
+    def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[GMIOutputChunk]:
+        try:
+            while not self._finished:
+                item = await self._queue.get()
+                if item is _DONE:
+                    self._finished = True
+                    break
+                assert isinstance(item, GMIOutputChunk)
+                yield item
+        finally:
+            if not self._finished:
+                await self.aclose()
+        await self._task  # re-raise a turn-loop bug rather than hide it
+
+    async def finish(self, marker: GMIOutputChunk, output: GMIOutput) -> None:
+        """End the stream: the FINAL_RESPONSE_MARKER chunk, then the output (the GMI calls it)."""
+        await self._emit(marker)
+        self._output.set_result(output)
+        await self._queue.put(_DONE)
+
+    async def output(self) -> GMIOutput:
+        """The turn's output; reads (and drops) any chunks not yet read."""
+        if not self._finished:
+            async for _ in self:
+                pass
+        return await self._output
+
+    async def aclose(self) -> None:
+        """Stop the turn (its model call aborted) when it is still running."""
+        self._finished = True
+        if not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

@@ -1,0 +1,40 @@
+"""The examples under examples/ run as documented (on the scripted model)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from agentos.core.messages import ToolCall
+from agentos.testing import ScriptedModel, ScriptStep
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+async def test_gmi_turn_example(capsys: pytest.CaptureFixture[str]) -> None:
+    example = load("gmi_turn")
+    model = ScriptedModel(
+        [
+            ScriptStep(tool_calls=[ToolCall("c1", "word_count", {"text": "the quick brown fox"})]),
+            "Four words.",
+        ]
+    )
+    output = await example.main(model)
+    assert output.response_text == "Four words."
+    printed = capsys.readouterr().out
+    assert "[tool word_count -> 4]" in printed
+    assert "Four words." in printed
+    system = [m.text for m in model.requests[0].messages if m.role.value == "system"]
+    assert system[-1] == "User response preference: keep the answer concise and to the point."

@@ -1,0 +1,294 @@
+"""A GMI turn's steps around its model calls: contexts, system prompts, sentiment, retrieval,
+memory context and what runs after the turn (spec: What a turn does; reference case 36)."""
+
+from __future__ import annotations
+
+from agentos.core.messages import Role, ToolCall
+from agentos.gmi import (
+    TASK_CONTEXT_KEY,
+    USER_CONTEXT_KEY,
+    GMIMood,
+    GMIOutputChunkType,
+    GMIPrimeState,
+    ReasoningEntryType,
+    RetrievalOptions,
+    RetrievedChunk,
+)
+from agentos.persona import PersonaDefinition
+from agentos.testing import ScriptedModel, ScriptStep
+from agentos.tools import ToolOrchestrator
+from agentos.tools.tool import tool
+from fakes.gmi_helpers import (
+    FakeAugmentor,
+    FakeBridge,
+    FakeMetaprompts,
+    FakeTracker,
+    make_gmi,
+    persona,
+    run,
+    turn,
+)
+
+T = GMIOutputChunkType
+
+
+def system_texts(model: ScriptedModel, request: int = 0) -> list[str]:
+    return [m.text for m in model.requests[request].messages if m.role is Role.SYSTEM]
+
+
+def rag_persona(**rag: object) -> PersonaDefinition:
+    return persona(memory_config={"rag_config": {"enabled": True, **rag}})
+
+
+@tool
+def echo(x: int) -> int:
+    """Echo x.
+
+    Args:
+        x: the value
+    """
+    return x
+
+
+# -- case 36: prompt assembly -------------------------------------------------------------------
+
+
+async def test_case_36_prompt_assembly_from_metadata_and_merged_preferences() -> None:
+    model = ScriptedModel(["ok"])
+    gmi = await make_gmi(model)
+    gmi.user_context["preferences"] = {"preferredFormat": "markdown table"}
+    await run(
+        gmi,
+        turn(
+            "compare them",
+            user_context_override={"preferences": {"verbosity": "high"}},
+            metadata={
+                "longTermMemoryContext": "The user prefers Python.",
+                "skillPromptContext": "Skill: comparisons.",
+            },
+        ),
+    )
+    assert gmi.user_context["preferences"] == {
+        "preferredFormat": "markdown table",
+        "verbosity": "high",
+    }
+    assert system_texts(model) == [
+        "You are P.",
+        "Skill: comparisons.",  # @57
+        "User response preference: give a detailed, thorough answer.",  # @90
+        "User response preference: format the response as markdown table.",  # @91
+        "The user prefers Python.",  # the retrieved context, after the system prompts
+    ]
+
+
+async def test_system_prompts_ordered_by_priority_once_per_user_turn() -> None:
+    model = ScriptedModel([ScriptStep(tool_calls=[ToolCall("c1", "echo", {"x": 1})]), "done"])
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([echo]))
+    gmi.user_context["preferences"] = {"verbosity": "brief", "preferred_formats": ["a", "b"]}
+    await run(
+        gmi,
+        turn(
+            "go",
+            metadata={
+                "prompt_profile": {"system_instructions": "Profile."},
+                "skill_prompt_context": "Skills.",
+                "capability_discovery": {"prompt_context": "Tools: echo."},
+                "rolling_summary": {"text": "Earlier: hello."},
+            },
+        ),
+    )
+    expected = [
+        "You are P.",
+        "Rolling Memory Summary (compressed)\nEarlier: hello.",
+        "Capability Discovery Context\nTools: echo.",
+        "Skills.",
+        "Profile.",
+        "User response preference: keep the answer concise and to the point.",
+        "User response preference: format the response as a or b.",
+    ]
+    assert system_texts(model, 0) == expected
+    assert system_texts(model, 1) == expected  # every step of the turn sends the same prompts
+
+
+async def test_contexts_start_from_defaults_persona_and_working_memory() -> None:
+    chosen = persona(
+        strengths=["physics"],
+        custom_fields={
+            "initialUserContext": {"skill_level": "expert"},
+            "initialTaskContext": {"goal": "teach"},
+        },
+    )
+    gmi = await make_gmi(ScriptedModel(["ok"]), persona=chosen)
+    assert gmi.user_context == {
+        "user_id": "default_user",
+        "skill_level": "expert",
+        "preferences": {},
+    }
+    assert (gmi.task_context["domain"], gmi.task_context["goal"]) == ("physics", "teach")
+    assert gmi.task_context["task_id"].startswith("task-")
+    await run(gmi, turn(task_context_override={"status": "in_progress"}))
+    assert gmi.user_context["user_id"] == "u1"
+    stored_user = await gmi.working_memory.get(USER_CONTEXT_KEY)
+    stored_task = await gmi.working_memory.get(TASK_CONTEXT_KEY)
+    assert stored_user["user_id"] == "u1"
+    assert stored_task["status"] == "in_progress"
+
+    # A GMI rebuilt over the same working memory picks its contexts and mood back up.
+    from agentos.gmi import GMI, GMIConfig
+
+    await gmi.working_memory.set("current_gmi_mood", "curious")
+    again = GMI("g2")
+    await again.initialize(
+        chosen, GMIConfig(model=ScriptedModel([]), working_memory=gmi.working_memory)
+    )
+    assert again.user_context["user_id"] == "u1"
+    assert again.task_context["task_id"] == stored_task["task_id"]
+    assert again.mood is GMIMood.CURIOUS
+
+
+# -- step 1: sentiment --------------------------------------------------------------------------
+
+
+async def test_sentiment_runs_only_when_the_persona_tracks_it() -> None:
+    tracker = FakeTracker(set_mood=GMIMood.EMPATHETIC)
+    gmi = await make_gmi(ScriptedModel(["a"]), sentiment_tracker=tracker)
+    await run(gmi, turn("I am annoyed"))
+    assert tracker.scored == []
+
+    tracking = persona(sentiment_tracking={"enabled": True})
+    gmi = await make_gmi(ScriptedModel(["a"]), persona=tracking, sentiment_tracker=tracker)
+    await run(gmi, turn("I am annoyed", turn_id="t9"))
+    assert tracker.scored == [("t9", "I am annoyed")]
+    assert gmi.mood is GMIMood.EMPATHETIC
+
+
+# -- step 2: retrieval --------------------------------------------------------------------------
+
+
+async def test_retrieval_emits_rag_sources_first_and_feeds_the_first_call_only() -> None:
+    chunks = [RetrievedChunk("d1", "Paris is in France.", "wiki", 0.9)]
+    augmentor = FakeAugmentor(chunks, "Context: Paris is in France.")
+    model = ScriptedModel([ScriptStep(tool_calls=[ToolCall("c1", "echo", {"x": 2})]), "Paris."])
+    gmi = await make_gmi(
+        model,
+        persona=rag_persona(
+            default_retrieval_top_k=3,
+            default_retrieval_strategy="hybrid_search",
+            data_sources=[{"id": "wiki"}, {"id": "old", "is_enabled": False}],
+        ),
+        retrieval_augmentor=augmentor,
+        tool_orchestrator=ToolOrchestrator([echo]),
+    )
+    chunks_out, output = await run(gmi, turn("Where is Paris?"))
+    assert chunks_out[0].type is T.RAG_SOURCES_AVAILABLE
+    assert chunks_out[0].content == chunks
+    assert augmentor.queries == [("Where is Paris?", RetrievalOptions(3, ("wiki",), "hybrid"))]
+    assert output.rag_sources == chunks
+    assert "Context: Paris is in France." in system_texts(model, 0)
+    assert "Context: Paris is in France." not in system_texts(model, 1)
+
+
+async def test_no_retrieval_without_rag_config_or_trigger_and_failures_only_warn() -> None:
+    augmentor = FakeAugmentor([RetrievedChunk("d1", "x")], "x")
+    gmi = await make_gmi(ScriptedModel(["a"]), retrieval_augmentor=augmentor)
+    await run(gmi, turn())
+    off = rag_persona(retrieval_triggers={"onUserQuery": False})
+    gmi = await make_gmi(ScriptedModel(["a"]), persona=off, retrieval_augmentor=augmentor)
+    await run(gmi, turn())
+    assert augmentor.queries == []
+
+    broken = FakeAugmentor(fail=True)
+    gmi = await make_gmi(ScriptedModel(["fine"]), persona=rag_persona(), retrieval_augmentor=broken)
+    chunks, output = await run(gmi, turn())
+    assert output.response_text == "fine"
+    assert T.RAG_SOURCES_AVAILABLE not in [c.type for c in chunks]
+    warnings = [e for e in gmi.trace.entries() if e.type is ReasoningEntryType.WARNING]
+    assert [w.message for w in warnings] == ["retrieval failed: index offline"]
+
+
+async def test_turn_summary_ingestion_after_a_turn() -> None:
+    augmentor = FakeAugmentor()
+    chosen = rag_persona(
+        ingestion_triggers={"onTurnSummary": True}, default_ingestion_data_source_id="notes"
+    )
+    gmi = await make_gmi(ScriptedModel(["It is 4."]), persona=chosen, retrieval_augmentor=augmentor)
+    await run(gmi, turn("What is 2+2?", turn_id="t5"))
+    [document] = augmentor.ingested
+    assert document.content == "User: What is 2+2?\n\nAssistant: It is 4."
+    assert document.data_source_id == "notes"
+    assert document.id.startswith("turnsummary-g1-t5-")
+    assert document.metadata["type"] == "conversation_turn_summary"
+
+
+async def test_turn_summary_is_summarized_when_asked_and_ingested_as_is_when_that_fails() -> None:
+    summarization = {"enabled": True}
+    chosen = rag_persona(
+        ingestion_triggers={"on_turn_summary": True},
+        ingestion_processing={"summarization": summarization},
+    )
+
+    async def summarize(text: str, config: object) -> str:
+        return f"summary of {len(text)} chars"
+
+    async def broken(text: str, config: object) -> str:
+        raise RuntimeError("no model")
+
+    augmentor = FakeAugmentor()
+    gmi = await make_gmi(
+        ScriptedModel(["b"]),
+        persona=chosen,
+        retrieval_augmentor=augmentor,
+        exchange_summarizer=summarize,
+    )
+    await run(gmi, turn("a"))
+    gmi = await make_gmi(
+        ScriptedModel(["b"]),
+        persona=chosen,
+        retrieval_augmentor=augmentor,
+        exchange_summarizer=broken,
+    )
+    await run(gmi, turn("a"))
+    assert [d.content for d in augmentor.ingested] == [
+        "summary of 21 chars",
+        "User: a\n\nAssistant: b",
+    ]
+
+
+# -- step 3 and 7: memory bridge, metaprompts ---------------------------------------------------
+
+
+async def test_memory_bridge_context_and_sync_with_the_gmis_mood() -> None:
+    bridge = FakeBridge("Memory: likes tea.")
+    model = ScriptedModel(["Tea it is."])
+    chosen = persona(mood_adaptation={"enabled": True, "default_mood": "focused"})
+    gmi = await make_gmi(model, persona=chosen, memory_bridge=bridge)
+    await run(gmi, turn("What should I drink?", metadata={"long_term_memory_context": "LTM."}))
+    [(query, mood, _pad, budget)] = bridge.asked
+    assert (query, mood, budget) == ("What should I drink?", GMIMood.FOCUSED, 1600)
+    assert system_texts(model)[-1] == "Memory: likes tea.\n\n---\n\nLTM."
+    [exchange] = bridge.synced
+    assert (exchange.user_text, exchange.response_text, exchange.user_id) == (
+        "What should I drink?",
+        "Tea it is.",
+        "u1",
+    )
+
+
+async def test_a_failing_bridge_warns_and_the_turn_goes_on() -> None:
+    gmi = await make_gmi(ScriptedModel(["ok"]), memory_bridge=FakeBridge(fail=True))
+    _, output = await run(gmi, turn())
+    assert output.error is None
+    assert output.response_text == "ok"
+    assert any(e.message == "memory context failed: memory offline" for e in gmi.trace.entries())
+
+
+async def test_metaprompts_checked_after_each_turn_that_ends_without_error() -> None:
+    runner = FakeMetaprompts()
+    model = ScriptedModel(["a", ScriptStep.fail(400, "bad request"), "c"])
+    gmi = await make_gmi(model, metaprompt_runner=runner)
+    await run(gmi, turn(turn_id="t1"))
+    _, failed = await run(gmi, turn(turn_id="t2"))
+    await run(gmi, turn(turn_id="t3"))
+    assert failed.error is not None
+    assert runner.checked == ["t1", "t3"]
+    assert gmi.state is GMIPrimeState.READY  # a failed turn leaves the GMI ready for the next
