@@ -15,16 +15,11 @@ from typing import TYPE_CHECKING, Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import (
-    GMIOutput,
-    GMIOutputChunk,
-    GMIOutputChunkType,
-    StepFinishedPayload,
-    ToolResultPayload,
-)
+from agentos.gmi.chunks import GMIOutput, GMIOutputChunk, GMIOutputChunkType, ToolResultPayload
 from agentos.gmi.config import BeforeModelCall, ModelCallInfo
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY, apply_user_context_override
 from agentos.gmi.history import DEFAULT_MAX_MESSAGES
+from agentos.gmi.model_step import step_finished_payload, stream_model_step
 from agentos.gmi.options import forwarded_options, to_completion_options
 from agentos.gmi.state import GMIPrimeState
 from agentos.gmi.system_prompts import metadata_value, turn_system_prompts
@@ -32,9 +27,8 @@ from agentos.gmi.trace import ReasoningEntryType
 from agentos.gmi.turn_input import GMITurnInput
 from agentos.gmi.turn_phases import TurnContext, after_turn, before_first_call
 from agentos.gmi.turn_stream import GMITurnStream
-from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
-from agentos.llm.model import ModelRequest, TextDelta, ToolCallChunk, UsageChunk, closing_stream
-from agentos.llm.step import StepCollector
+from agentos.llm.gateway import GatewayTurn, Hop
+from agentos.llm.model import ModelRequest
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.orchestrator import tool_error_result
 
@@ -327,86 +321,29 @@ class TurnRunner:
     async def _step(
         self, gateway_turn: GatewayTurn, build: Callable[[Hop], ModelRequest], step_index: int
     ) -> list[ToolCall]:
-        step = StepCollector()
-        failed_hop: Hop | None = None
-        try:
-            async with closing_stream(gateway_turn.stream_step(build)) as items:
-                async for item in items:
-                    if isinstance(item, AttemptFailed):
-                        failed_hop = item.hop
-                        billed = item.usage
-                        if billed is None and item.after_output:
-                            billed = step.usage
-                        if billed is not None:
-                            self.billed.append(billed)
-                            await self.emit(
-                                GMIOutputChunkType.USAGE_UPDATE,
-                                billed,
-                                usage=billed,
-                                metadata={
-                                    "attempt_failed": True,
-                                    "hop": item.hop.index,
-                                    "provider_id": item.hop.provider_id,
-                                    "model_id": item.hop.model_id,
-                                },
-                            )
-                        continue
-                    step.add(item)
-                    if type(item) is TextDelta:
-                        if item.text:
-                            await self.emit(GMIOutputChunkType.TEXT_DELTA, item.text)
-                    elif isinstance(item, ToolCallChunk):
-                        await self.emit(
-                            GMIOutputChunkType.TOOL_CALL_REQUEST,
-                            [item.tool_call],
-                            metadata={
-                                "execution_mode": "internal",
-                                "requires_external_tool_result": False,
-                            },
-                        )
-                    elif isinstance(item, UsageChunk):
-                        await self.emit(
-                            GMIOutputChunkType.USAGE_UPDATE, item.usage, usage=item.usage
-                        )
-        except Exception as exc:
-            raise step.failure(exc, failed_hop) from exc
+        step = await stream_model_step(gateway_turn, build, self.emit, self.billed)
         hop = gateway_turn.serving_hop
         assert hop is not None
-        calls = step.tool_calls
-        usage = step.usage
-        finish = step.finish
-        blocks = step.replay_blocks
-        step_text = step.text
         message = step.message()
         self.gmi.history.add(message)
         self.turn_messages.append(message)
-        if usage is not None:
-            self.step_usages.append(usage)
+        if step.usage is not None:
+            self.step_usages.append(step.usage)
+        calls = step.tool_calls
         self.tool_calls.extend(calls)
-        self.last_text = step_text
-        reason = step.finish_reason
-        payload = StepFinishedPayload(
-            step_index=step_index,
-            text=step_text,
-            finish_reason=reason,
-            provider_id=hop.provider_id,
-            model_id=hop.model_id,
-            hop=hop.index,
-            usage=usage,
-            response_model=finish.response_model if finish is not None else None,
-            service_tier=finish.service_tier if finish is not None else None,
-            provider_message_id=finish.provider_message_id if finish is not None else None,
-            cache_diagnostics=finish.cache_diagnostics if finish is not None else None,
-            thinking_blocks=list(blocks) or None,
-        )
+        self.last_text = step.text
+        payload = step_finished_payload(step, hop, step_index)
         self.gmi._trace(
             ReasoningEntryType.LLM_CALL_COMPLETE,
-            f"step {step_index} finished ({reason})",
+            f"step {step_index} finished ({payload.finish_reason})",
             {"provider_id": hop.provider_id, "model_id": hop.model_id, "hop": hop.index},
             self.turn_id,
         )
         await self.emit(
-            GMIOutputChunkType.STEP_FINISHED, payload, finish_reason=reason, usage=usage
+            GMIOutputChunkType.STEP_FINISHED,
+            payload,
+            finish_reason=payload.finish_reason,
+            usage=payload.usage,
         )
         return calls
 
