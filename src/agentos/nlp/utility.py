@@ -8,12 +8,11 @@
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from typing import Any, Protocol, runtime_checkable
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.json_reply import parse_json_object
 from agentos.core.messages import Message
 from agentos.llm.model import (
     ChatModel,
@@ -81,7 +80,6 @@ _POLARITIES: dict[str, Polarity] = {
     "negative": "negative",
     "neutral": "neutral",
 }
-_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 
 
 def _parsing_error(message: str, reply: str) -> GMIError:
@@ -94,22 +92,12 @@ def _parsing_error(message: str, reply: str) -> GMIError:
 
 
 def _load_object(reply: str) -> dict[str, Any]:
-    # Models sometimes wrap the object in a code fence or a sentence; try the whole reply, then
-    # a fenced block, then the outermost braces. (natural's parseJsonSafe would ask the model to
-    # repair the JSON; agentos keeps sentiment to one call and refuses instead.)
-    candidates = [reply.strip()]
-    candidates += [m.group(1).strip() for m in _FENCED.finditer(reply)]
-    start, end = reply.find("{"), reply.rfind("}")
-    if 0 <= start < end:
-        candidates.append(reply[start : end + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise _parsing_error("the sentiment reply is not a JSON object", reply)
+    # natural's parseJsonSafe would ask the model to repair the JSON; agentos keeps sentiment to
+    # one call and refuses instead.
+    value = parse_json_object(reply)
+    if value is None:
+        raise _parsing_error("the sentiment reply is not a JSON object", reply)
+    return value
 
 
 def _number(value: object) -> float | None:
