@@ -1,4 +1,4 @@
-"""Personas: definitions, validation, loaders, the built-ins, overlays, the personality section."""
+"""Personas: definitions, validation, loaders, built-ins, overlays, personality, presets."""
 
 from agentos.persona.builtins import (
     BUILT_IN_PERSONAS,
@@ -31,6 +31,23 @@ from agentos.persona.loaders import (
     PersonaRegistry,
     resolve_persona_loader,
 )
+from agentos.persona.metaprompt_presets import (
+    ALL_PRESETS,
+    METAPROMPT_MOODS,
+    METAPROMPT_PRESETS,
+    PRESET_NAMES,
+    SELF_TRAIT_ADJUSTMENT_ID,
+    SENTIMENT_PRESET_IDS,
+    TASK_COMPLEXITIES,
+    TEMPLATE_VARIABLES,
+    USER_SKILL_LEVELS,
+    UnknownPresetError,
+    get_preset_metaprompt,
+    is_preset_metaprompt,
+    merge_metaprompt_presets,
+    template_variables,
+    with_metaprompt_presets,
+)
 from agentos.persona.overlays import (
     OverlayContext,
     PersonaEvolutionRule,
@@ -52,10 +69,19 @@ from agentos.persona.validation import (
 )
 
 __all__ = [
+    "ALL_PRESETS",
     "BUILT_IN_PERSONAS",
     "DEFAULT_PERSONA_ID",
     "HEXACO_TRAITS",
+    "METAPROMPT_MOODS",
+    "METAPROMPT_PRESETS",
     "PERSONALITY_HEADING",
+    "PRESET_NAMES",
+    "SELF_TRAIT_ADJUSTMENT_ID",
+    "SENTIMENT_PRESET_IDS",
+    "TASK_COMPLEXITIES",
+    "TEMPLATE_VARIABLES",
+    "USER_SKILL_LEVELS",
     "ConversationContextConfig",
     "DirectoryPersonaLoader",
     "InMemoryPersonaLoader",
@@ -86,11 +112,17 @@ __all__ = [
     "RagDataSource",
     "ReasoningTraceConfig",
     "SentimentTrackingConfig",
+    "UnknownPresetError",
     "classify_persona_strict",
     "get_built_in_persona",
+    "get_preset_metaprompt",
+    "is_preset_metaprompt",
     "load_built_in_personas",
+    "merge_metaprompt_presets",
     "personality_section",
     "resolve_persona_loader",
+    "template_variables",
     "validate_persona",
     "validate_personas",
+    "with_metaprompt_presets",
 ]

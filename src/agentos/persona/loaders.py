@@ -5,6 +5,10 @@ inline list (`InMemoryPersonaLoader`) and a custom loader (anything with an asyn
 ``load_personas()``, the `PersonaLoader` protocol). `resolve_persona_loader` picks one from the
 options a runtime takes and refuses a combination; `PersonaRegistry` holds what a loader gave and
 answers an unknown id with ``PERSONA_NOT_FOUND``.
+
+Every persona a loader returns has its sentiment presets merged into its metaprompts
+(`with_metaprompt_presets`, as TypeScript's PersonaLoader does). The registry merges again what a
+custom loader gives, which is harmless for the built-in loaders because the merge is idempotent.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pydantic import ValidationError
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.persona.definition import PersonaDefinition
+from agentos.persona.metaprompt_presets import UnknownPresetError, with_metaprompt_presets
 
 __all__ = [
     "DEFAULT_PERSONA_DIRECTORY",
@@ -46,6 +51,32 @@ class PersonaLoader(Protocol):
         ...
 
 
+_PRESETS_FIELD = "sentimentTracking.presets"
+
+
+def _merge_presets(persona: PersonaDefinition) -> PersonaDefinition:
+    """`with_metaprompt_presets`, with an unknown preset name as a ``PERSONA_LOAD_ERROR``.
+
+    Raises:
+        GMIError: ``PERSONA_LOAD_ERROR`` naming the persona id, the field, the unknown names and
+            the valid ones.
+    """
+    try:
+        return with_metaprompt_presets(persona)
+    except UnknownPresetError as exc:
+        raise GMIError(
+            f"Persona '{persona.id}' cannot be loaded: {_PRESETS_FIELD}: {exc}",
+            GMIErrorCode.PERSONA_LOAD_ERROR,
+            {
+                "persona_id": persona.id,
+                "field": _PRESETS_FIELD,
+                "unknown": exc.names,
+                "valid": exc.valid,
+            },
+            component="persona",
+        ) from exc
+
+
 def _coerce(persona: PersonaDefinition | Mapping[str, Any]) -> PersonaDefinition:
     if isinstance(persona, PersonaDefinition):
         return persona.model_copy(deep=True)
@@ -53,10 +84,18 @@ def _coerce(persona: PersonaDefinition | Mapping[str, Any]) -> PersonaDefinition
 
 
 class InMemoryPersonaLoader:
-    """Personas given inline (``personas=[...]``); each load returns deep copies."""
+    """Personas given inline (``personas=[...]``); each load returns deep copies.
+
+    The sentiment presets are merged when the loader is built, so a bad list fails early.
+
+    Raises:
+        GMIError: ``PERSONA_LOAD_ERROR`` (from the constructor) when a persona's
+            ``sentimentTracking.presets`` names something that is not a sentiment preset.
+        pydantic.ValidationError: when a mapping does not fit `PersonaDefinition`.
+    """
 
     def __init__(self, personas: Iterable[PersonaDefinition | Mapping[str, Any]]) -> None:
-        self._personas = [_coerce(persona) for persona in personas]
+        self._personas = [_merge_presets(_coerce(persona)) for persona in personas]
 
     async def load_personas(self) -> list[PersonaDefinition]:
         """Deep copies of the personas given."""
@@ -67,9 +106,10 @@ class DirectoryPersonaLoader:
     """The ``*.json`` files of one directory (not its subdirectories), read in name order.
 
     A missing directory gives no personas and a warning. A file that is not a JSON object, lacks
-    one of ``id``, ``name``, ``baseSystemPrompt`` (or ``base_system_prompt``) and ``version``, or
-    does not fit `PersonaDefinition` is skipped with a warning. When two files share an id, the
-    later file wins.
+    one of ``id``, ``name``, ``baseSystemPrompt`` (or ``base_system_prompt``) and ``version``,
+    does not fit `PersonaDefinition`, or names an unknown preset in ``sentimentTracking.presets``
+    is skipped with a warning (one bad file does not take the others down). When two files share
+    an id, the later file wins. The sentiment presets are merged into each persona returned.
     """
 
     def __init__(self, directory: str | PathLike[str] = DEFAULT_PERSONA_DIRECTORY) -> None:
@@ -106,9 +146,14 @@ class DirectoryPersonaLoader:
             _log.warning("skipping persona file %s: missing %s", path, ", ".join(missing))
             return None
         try:
-            return PersonaDefinition.model_validate(data)
+            persona = PersonaDefinition.model_validate(data)
         except ValidationError as exc:
             _log.warning("skipping persona file %s: %s", path, exc)
+            return None
+        try:
+            return _merge_presets(persona)
+        except GMIError as exc:
+            _log.warning("skipping persona file %s: %s", path, exc.message)
             return None
 
 
@@ -162,9 +207,17 @@ class PersonaRegistry:
         self._personas: dict[str, PersonaDefinition] = {}
 
     async def load(self) -> list[PersonaDefinition]:
-        """(Re)load from the loader; a later persona with an id already seen replaces it."""
+        """(Re)load from the loader; a later persona with an id already seen replaces it.
+
+        Each persona gets its sentiment presets merged (a custom loader need not do it).
+
+        Raises:
+            GMIError: ``PERSONA_LOAD_ERROR`` when a persona names an unknown preset; the
+                personas loaded before stay in place.
+        """
         loaded = await self.loader.load_personas()
-        self._personas = {persona.id: persona.model_copy(deep=True) for persona in loaded}
+        merged = [_merge_presets(persona.model_copy(deep=True)) for persona in loaded]
+        self._personas = {persona.id: persona for persona in merged}
         return self.personas()
 
     def personas(self) -> list[PersonaDefinition]:
