@@ -353,14 +353,14 @@ async def test_replacing_the_history_drops_the_trace_details_of_turns_it_no_long
     gmi = await make_gmi(ScriptedModel(["one", "two"]))
     await run(gmi, turn("secret plan", turn_id="t1"))
     await run(gmi, turn("kept question", turn_id="t2"))
-    gmi.replace_history([Message.user("kept question"), Message.assistant("two")])
+    await gmi.replace_history([Message.user("kept question"), Message.assistant("two")])
     by_turn = {(e.turn_id, e.type): e for e in gmi.trace.entries()}
     dropped = by_turn[("t1", ReasoningEntryType.INTERACTION_START)]
     kept = by_turn[("t2", ReasoningEntryType.INTERACTION_START)]
     assert dropped.details is None
     assert dropped.message == "turn t1 started"  # type and message stay
     assert kept.details == {"input_preview": "kept question"}
-    gmi.clear_history()
+    await gmi.clear_history()
     assert gmi.history.messages() == []
     assert all(e.details is None for e in gmi.trace.entries() if e.turn_id == "t2")
     gmi.hydrate_conversation_history([Message.user("x")])

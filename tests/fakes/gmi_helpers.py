@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,11 +96,15 @@ class FakeTracker:
 
     scored: list[tuple[str, str]] = field(default_factory=list)
     set_mood: GMIMood | None = None
+    forgotten: list[str] = field(default_factory=list)
 
     async def analyze_turn_sentiment(self, gmi: GMI, turn_id: str, text: str) -> None:
         self.scored.append((turn_id, text))
         if self.set_mood is not None:
             gmi.mood = self.set_mood
+
+    async def forget_turns(self, gmi: GMI, turn_ids: Iterable[str]) -> None:
+        self.forgotten.extend(turn_ids)
 
 
 @dataclass
@@ -109,5 +113,13 @@ class FakeMetaprompts:
 
     checked: list[str] = field(default_factory=list)
 
+    closed: bool = False
+
     async def check_and_trigger(self, gmi: GMI, turn_id: str) -> None:
         self.checked.append(turn_id)
+
+    async def wait_idle(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        self.closed = True

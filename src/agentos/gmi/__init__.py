@@ -19,6 +19,13 @@ from agentos.gmi.collaborators import (
     TurnSentimentTracker,
 )
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
+from agentos.gmi.events import (
+    EventSeverity,
+    GMIEvent,
+    GMIEventLog,
+    GMIEventMetadata,
+    GMIEventType,
+)
 from agentos.gmi.gmi import (
     DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
     GMI,
@@ -38,6 +45,7 @@ from agentos.gmi.history import (
     normalize_history,
     trim_history,
 )
+from agentos.gmi.metaprompts import MetapromptExecutor, render_template
 from agentos.gmi.mood import GMIMood, PADState
 from agentos.gmi.options import (
     FORWARDED_COMPLETION_OPTION_KEYS,
@@ -62,6 +70,13 @@ from agentos.gmi.prompt_engine import (
     message_tokens,
 )
 from agentos.gmi.retrieval import ExchangeSummarizer
+from agentos.gmi.sentiment_tracker import (
+    CONFUSION_PHRASES,
+    SENTIMENT_HISTORY_KEY,
+    SentimentThresholds,
+    SentimentTracker,
+    matched_confusion_phrases,
+)
 from agentos.gmi.state import GMIPrimeState
 from agentos.gmi.system_prompts import preference_prompts, turn_system_prompts
 from agentos.gmi.trace import (
@@ -74,6 +89,18 @@ from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
 from agentos.gmi.working_memory import InMemoryWorkingMemory
 
 __all__ = [
+    "CONFUSION_PHRASES",
+    "SENTIMENT_HISTORY_KEY",
+    "EventSeverity",
+    "GMIEvent",
+    "GMIEventLog",
+    "GMIEventMetadata",
+    "GMIEventType",
+    "MetapromptExecutor",
+    "SentimentThresholds",
+    "SentimentTracker",
+    "matched_confusion_phrases",
+    "render_template",
     "MOOD_KEY",
     "TASK_CONTEXT_KEY",
     "USER_CONTEXT_KEY",

@@ -16,7 +16,7 @@ and goes on without what the step would have added.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -130,11 +130,23 @@ class TurnSentimentTracker(Protocol):
         """Score ``text``, the user message of turn ``turn_id``."""
         ...
 
+    async def forget_turns(self, gmi: GMI, turn_ids: Iterable[str]) -> None:
+        """Drop the context kept about ``turn_ids`` (a history replace or clear dropped them)."""
+        ...
+
 
 @runtime_checkable
 class MetapromptRunner(Protocol):
     """Checks the metaprompt triggers at the end of a turn and runs those that fire."""
 
     async def check_and_trigger(self, gmi: GMI, turn_id: str) -> None:
-        """Run the metaprompts whose triggers fire after turn ``turn_id``."""
+        """Start the metaprompts whose triggers fire after turn ``turn_id``."""
+        ...
+
+    async def wait_idle(self) -> None:
+        """Wait for the metaprompts still running."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop the metaprompts still running (the GMI is shutting down)."""
         ...

@@ -24,6 +24,8 @@ from agentos.llm.gateway import (
 from agentos.llm.model import (
     ChatModel,
 )
+from agentos.llm.spend_budget import BudgetLike
+from agentos.nlp import UtilityAI
 from agentos.tools.orchestrator import ToolOrchestrator
 
 __all__ = [
@@ -72,6 +74,13 @@ class GMIConfig:
     ``exchange_summarizer`` when the persona asks), ``memory_bridge`` (step 3, within
     ``memory_context_token_budget`` tokens, and the exchange's encoding after the turn) and
     ``metaprompt_runner`` (the trigger check that ends a turn).
+
+    A persona that enables sentiment tracking gets a `SentimentTracker` over ``utility_ai``
+    (a `StatisticalUtilityAI`, which makes no model call, unless set) when no
+    ``sentiment_tracker`` is given, and a persona with metaprompts a `MetapromptExecutor` when
+    no ``metaprompt_runner`` is. ``budget`` is the spend budget metaprompt calls are checked
+    against and recorded in (as ``gmi.metaprompt``); the gateway's own resolver holds the turn's
+    steps to a budget.
     """
 
     gateway: CompletionGateway | None = None
@@ -90,4 +99,6 @@ class GMIConfig:
     memory_bridge: MemoryBridge | None = None
     memory_context_token_budget: int = DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET
     metaprompt_runner: MetapromptRunner | None = None
+    utility_ai: UtilityAI | None = None
+    budget: BudgetLike | None = None
     clock: Clock = field(default=system_clock)

@@ -34,6 +34,7 @@ from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.gmi.chunks import (
     GMIOutputChunkType,
 )
+from agentos.gmi.collaborators import MetapromptRunner, TurnSentimentTracker
 from agentos.gmi.config import (
     DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
     FINAL_RESPONSE_MARKER_TEXT,
@@ -47,11 +48,14 @@ from agentos.gmi.contexts import (
     initial_task_context,
     initial_user_context,
 )
+from agentos.gmi.events import GMIEventLog
 from agentos.gmi.history import ConversationHistoryManager, DroppedTurn
+from agentos.gmi.metaprompts import MetapromptExecutor
 from agentos.gmi.mood import GMIMood, PADState
 from agentos.gmi.prompt_engine import (
     PromptEngine,
 )
+from agentos.gmi.sentiment_tracker import SentimentTracker
 from agentos.gmi.state import GMIPrimeState
 from agentos.gmi.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
 from agentos.gmi.turn import TurnRunner
@@ -63,10 +67,12 @@ from agentos.llm.gateway import (
     GatewayDefaults,
     GatewayTurn,
 )
+from agentos.llm.gateway_provider_manager import GatewayProviderManager
 from agentos.llm.model import (
     ChatModel,
 )
 from agentos.persona.definition import HEXACO_TRAITS, PersonaDefinition
+from agentos.persona.metaprompt_presets import with_metaprompt_presets
 from agentos.tools.orchestrator import ToolOrchestrator, tool_error_result
 
 __all__ = [
@@ -121,6 +127,12 @@ class GMI:
         self._shutdown_task: asyncio.Task[None] | None = None
         self._last_rag_sources: list[Any] = []
         self._gateway_turn: GatewayTurn | None = None
+        self.events = GMIEventLog()
+        self.provider_manager = GatewayProviderManager()
+        """Answers metaprompt calls from the hop that served the current turn."""
+        self._sentiment_tracker: TurnSentimentTracker | None = None
+        self._metaprompt_runner: MetapromptRunner | None = None
+        self._dropped_turns: list[str] = []
         """The gateway turn of the last user turn, which its continuations go on."""
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -149,8 +161,21 @@ class GMI:
                 GMIErrorCode.GMI_INITIALIZATION_ERROR,
             )
         self.state = GMIPrimeState.INITIALIZING
+        tracking = persona.sentiment_tracking
+        tracked = tracking is not None and tracking.enabled
+        try:
+            persona = with_metaprompt_presets(persona)
+        except ValueError as exc:
+            self.state = GMIPrimeState.IDLE
+            raise GMIError(str(exc), GMIErrorCode.GMI_INITIALIZATION_ERROR) from exc
         self._persona = persona
         self._config = config
+        self._sentiment_tracker = config.sentiment_tracker or (
+            SentimentTracker(config.utility_ai) if tracked else None
+        )
+        self._metaprompt_runner = config.metaprompt_runner or (
+            MetapromptExecutor() if persona.meta_prompts else None
+        )
         if config.gateway is not None:
             self._gateway = config.gateway
         else:
@@ -196,7 +221,16 @@ class GMI:
         self.state = GMIPrimeState.READY
 
     def _forget_turns(self, turns: list[DroppedTurn]) -> None:
-        self.trace.forget_turns(turn.turn_id for turn in turns)
+        ids = [turn.turn_id for turn in turns]
+        self.trace.forget_turns(ids)
+        self.events.forget_turns(ids)
+        self._dropped_turns.extend(ids)  # the sentiment history is scrubbed asynchronously
+
+    async def _scrub_dropped_turns(self) -> None:
+        """Scrub what the sentiment tracker keeps about the turns a replace or clear dropped."""
+        ids, self._dropped_turns = self._dropped_turns, []
+        if ids and self._sentiment_tracker is not None:
+            await self._sentiment_tracker.forget_turns(self, ids)
 
     def _trace(
         self,
@@ -228,6 +262,8 @@ class GMI:
             running._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(asyncio.shield(running._task), self._config.shutdown_timeout)
+        if self._metaprompt_runner is not None:
+            await self._metaprompt_runner.aclose()
         await self.working_memory.close()
         self._trace(ReasoningEntryType.LIFECYCLE, "GMI shut down")
         self.state = GMIPrimeState.SHUTDOWN
@@ -338,13 +374,19 @@ class GMI:
 
     # -- history ----------------------------------------------------------------------------
 
-    def replace_history(self, messages: Sequence[Message]) -> None:
-        """Make ``messages`` the whole history; drop what was recorded about turns it lacks."""
-        self.history.replace_history(messages)
+    async def replace_history(self, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole history; drop what was recorded about turns it lacks.
 
-    def clear_history(self) -> None:
+        The dropped turns' trace entries lose their details, their sentiment trends their
+        context and their events their evidence preview (spec: Conversation history).
+        """
+        self.history.replace_history(messages)
+        await self._scrub_dropped_turns()
+
+    async def clear_history(self) -> None:
         """Empty the history; drop what was recorded about its turns."""
         self.history.clear_history()
+        await self._scrub_dropped_turns()
 
     def hydrate_conversation_history(self, messages: Sequence[Message]) -> None:
         """Replace the history as the runtime does to resume a stored turn (drops nothing)."""
@@ -353,6 +395,18 @@ class GMI:
     async def get_working_memory_snapshot(self) -> dict[str, Any]:
         """A deep copy of everything the working memory holds."""
         return await self.working_memory.snapshot()
+
+    # -- mood and metaprompts ---------------------------------------------------------------
+
+    async def set_mood(self, mood: GMIMood) -> None:
+        """Set the GMI's mood and keep it in working memory."""
+        self.mood = GMIMood(mood)
+        await self.working_memory.set(MOOD_KEY, self.mood.value)
+
+    async def wait_for_metaprompts(self) -> None:
+        """Wait for the metaprompts the last turns started (they run in the background)."""
+        if self._metaprompt_runner is not None:
+            await self._metaprompt_runner.wait_idle()
 
     # -- persona state ----------------------------------------------------------------------
 

@@ -244,6 +244,7 @@ class TurnRunner:
         continued = self.gmi._gateway_turn if self.is_continuation else None
         gateway_turn = continued or self._begin()
         self.gmi._gateway_turn = gateway_turn
+        self.gmi.provider_manager.bind(gateway_turn)
         system_prompts = turn_system_prompts(  # prepared once per user turn
             self.persona, self.input.metadata, self.gmi.user_context, self.config.persona_traits
         )

@@ -82,8 +82,9 @@ async def before_first_call(
     messages = gmi.history.messages()
     user_initiated = bool(messages) and messages[-1].role is Role.USER
     text = user_text(turn_input) if user_initiated else ""
+    await gmi._scrub_dropped_turns()  # the sentiment part of a replace finishes first
     tracking = persona.sentiment_tracking
-    tracker = config.sentiment_tracker
+    tracker = gmi._sentiment_tracker
     if tracker is not None and tracking is not None and tracking.enabled and user_initiated:
         await _guarded(
             gmi, turn_id, "sentiment", lambda: tracker.analyze_turn_sentiment(gmi, turn_id, text)
@@ -170,6 +171,6 @@ async def after_turn(
         await _guarded(
             gmi, turn_id, "turn-summary ingestion", lambda: augmentor.ingest_documents([document])
         )
-    runner = config.metaprompt_runner
+    runner = gmi._metaprompt_runner
     if runner is not None:
         await _guarded(gmi, turn_id, "metaprompts", lambda: runner.check_and_trigger(gmi, turn_id))

@@ -9,7 +9,7 @@ fallback of their own.
 
 from __future__ import annotations
 
-from agentos.llm.gateway import GatewayTurn
+from agentos.llm.gateway import GatewayTurn, Hop
 from agentos.llm.model import ChatModel
 
 __all__ = ["GatewayProviderManager"]
@@ -42,6 +42,10 @@ class GatewayProviderManager:
     def as_provider_manager(self) -> GatewayProviderManager:
         """Return itself where a provider manager is expected (spec: ``asProviderManager()``)."""
         return self
+
+    def serving_hop(self) -> Hop | None:
+        """The hop that served the bound turn's last step, or ``None``."""
+        return self._turn.serving_hop if self._turn is not None else None
 
     def get_provider(self, provider_id: str) -> ServingProvider | None:
         """The serving hop's provider when ``provider_id`` is its id, else ``None``."""
