@@ -51,7 +51,7 @@ from agentos.gmi.contexts import (
 from agentos.gmi.events import GMIEventLog
 from agentos.gmi.history import ConversationHistoryManager, DroppedTurn
 from agentos.gmi.metaprompts import MetapromptExecutor
-from agentos.gmi.mood import GMIMood, PADState
+from agentos.gmi.mood import GMIMood, PADState, pad_for_mood
 from agentos.gmi.prompt_engine import (
     PromptEngine,
 )
@@ -210,6 +210,7 @@ class GMI:
         stored_mood = await memory.get(MOOD_KEY)
         mood = next((m for m in (stored_mood, default_mood) if m in moods), GMIMood.NEUTRAL)
         self.mood = GMIMood(mood)
+        self.pad = pad_for_mood(self.mood)
         self.user_context = initial_user_context(persona, await memory.get(USER_CONTEXT_KEY))
         self.task_context = initial_task_context(persona, await memory.get(TASK_CONTEXT_KEY))
         await memory.set(MOOD_KEY, self.mood.value)
@@ -399,8 +400,9 @@ class GMI:
     # -- mood and metaprompts ---------------------------------------------------------------
 
     async def set_mood(self, mood: GMIMood) -> None:
-        """Set the GMI's mood and keep it in working memory."""
+        """Set the GMI's mood (and the PAD state it stands for); keep it in working memory."""
         self.mood = GMIMood(mood)
+        self.pad = pad_for_mood(self.mood)
         await self.working_memory.set(MOOD_KEY, self.mood.value)
 
     async def wait_for_metaprompts(self) -> None:

@@ -1,0 +1,117 @@
+"""`CognitiveMemoryBridge`: a GMI's link to its cognitive memory.
+
+Spec: Mood-weighted memory bridge, Cognitive memory → Scope; reference §1.11. Before the first
+model call of a user turn, `assemble_context()` retrieves memories for the user's message, scored
+with emotional congruence to the GMI's PAD state, and writes the memory context (1,600 tokens by
+default). After a turn that ended without error, `sync_for_turn()` feeds the exchange to the
+observer and encodes it with the GMI's PAD state and mood: the user's message as an episodic
+``user_statement`` under the user id, the reply as a semantic ``agent_inference`` under the
+session's scope id.
+
+Scope: a session is opened with a ``scope_id`` (the session id, or a fresh one when the id is
+reopened after close) and, optionally, a ``user_id``; without one the user id is the scope id.
+Recall reads only ``(user, user_id)`` and ``(user, scope_id)``, so sessions of one user recall
+what that user said in each of them, and sessions without a user id recall nothing of each
+other's.
+"""
+
+from __future__ import annotations
+
+from agentos.gmi.collaborators import TurnExchange
+from agentos.gmi.mood import GMIMood, PADState
+from agentos.memory.config import RetrievalOptions
+from agentos.memory.manager import CognitiveMemoryManager
+from agentos.memory.trace import PAD, MemoryScope, MemoryType, SourceType
+
+__all__ = ["CognitiveMemoryBridge", "memory_pad"]
+
+
+def memory_pad(pad: PADState) -> PAD:
+    """The GMI's PAD state as cognitive memory reads it."""
+    return PAD(pad.pleasure, pad.arousal, pad.dominance)
+
+
+class CognitiveMemoryBridge:
+    """Recall and encoding for one session of a GMI, within the session's scopes."""
+
+    def __init__(
+        self,
+        manager: CognitiveMemoryManager,
+        *,
+        scope_id: str,
+        user_id: str | None = None,
+        persona_id: str | None = None,
+        domain: str | None = None,
+    ) -> None:
+        if not scope_id:
+            raise ValueError("a memory bridge needs a scope_id")
+        self.manager = manager
+        self.scope_id = scope_id
+        self.user_id = user_id or scope_id
+        self.persona_id = persona_id
+        self.domain = domain
+
+    @property
+    def scopes(self) -> list[tuple[MemoryScope, str]]:
+        """The scopes this session recalls from."""
+        return list(
+            dict.fromkeys([(MemoryScope.USER, self.user_id), (MemoryScope.USER, self.scope_id)])
+        )
+
+    def _tags(self, role: str) -> list[str]:
+        return list(
+            dict.fromkeys(t for t in (role, self.persona_id, self.user_id, self.domain) if t)
+        )
+
+    async def assemble_context(
+        self, query: str, *, mood: GMIMood, pad: PADState, token_budget: int
+    ) -> str | None:
+        """The memory context for ``query``, or ``None`` when nothing is recalled."""
+        if not query.strip():
+            return None
+        assembled = await self.manager.assemble_for_prompt(
+            query,
+            token_budget,
+            pad=memory_pad(pad),
+            options=RetrievalOptions(scopes=self.scopes),
+        )
+        return assembled.context_text or None
+
+    async def sync_for_turn(self, exchange: TurnExchange) -> None:
+        """Observe and encode a finished exchange (see the module doc)."""
+        pad = memory_pad(exchange.pad)
+        mood = exchange.mood.value
+        if exchange.user_text:
+            await self.manager.observe(
+                "user",
+                exchange.user_text,
+                pad=pad,
+                scope_id=self.user_id,
+                recall_scopes=self.scopes,
+            )
+            await self.manager.encode(
+                exchange.user_text,
+                pad=pad,
+                gmi_mood=mood,
+                type=MemoryType.EPISODIC,
+                scope_id=self.user_id,
+                source_type=SourceType.USER_STATEMENT,
+                tags=self._tags("user"),
+            )
+        if exchange.response_text:
+            await self.manager.observe(
+                "assistant",
+                exchange.response_text,
+                pad=pad,
+                scope_id=self.scope_id,
+                recall_scopes=self.scopes,
+            )
+            await self.manager.encode(
+                exchange.response_text,
+                pad=pad,
+                gmi_mood=mood,
+                type=MemoryType.SEMANTIC,
+                scope_id=self.scope_id,
+                source_type=SourceType.AGENT_INFERENCE,
+                tags=self._tags("assistant"),
+            )
