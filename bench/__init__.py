@@ -14,6 +14,7 @@ A new benchmark is a module that subclasses `Benchmark` and calls `register`; im
 from bench import gateway_stream as gateway_stream  # imported for its registrations
 from bench import gmi_turn as gmi_turn
 from bench import local_stream as local_stream
+from bench import memory_retrieve as memory_retrieve
 from bench import memory_store as memory_store
 from bench import sentiment_score as sentiment_score
 from bench.registry import BENCHMARKS, Benchmark, Metric, Sample, get, register

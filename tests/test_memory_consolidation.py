@@ -22,7 +22,7 @@ from agentos.memory.consolidation import (
 )
 from agentos.memory.consolidation_loop import ConsolidationLoop
 from agentos.memory.edge import EdgeType, MemoryEdge
-from agentos.memory.graph import KnowledgeGraphMemoryGraph
+from agentos.memory.graph_dict import KnowledgeGraphMemoryGraph
 from agentos.memory.in_memory_store import InMemoryMemoryStore
 from agentos.memory.mechanisms import CognitiveMechanismsEngine, resolve_mechanisms_config
 from agentos.memory.store import TraceFilter

@@ -21,11 +21,11 @@ from agentos.memory.graph import (
     ACTIVATION_TOLERANCE,
     ActivatedNode,
     GraphConfig,
-    KnowledgeGraphMemoryGraph,
     MemoryGraph,
     create_memory_graph,
     spread_activation,
 )
+from agentos.memory.graph_dict import KnowledgeGraphMemoryGraph
 from agentos.memory.graph_networkx import NetworkXMemoryGraph
 
 BACKENDS = ("knowledge-graph", "networkx")

@@ -32,7 +32,6 @@ __all__ = [
     "ActivatedNode",
     "EdgeKey",
     "GraphConfig",
-    "KnowledgeGraphMemoryGraph",
     "MemoryGraph",
     "MemoryGraphBase",
     "create_memory_graph",
@@ -368,113 +367,6 @@ class MemoryGraphBase(ABC):
             self._store(_normalised(edge))
 
 
-class KnowledgeGraphMemoryGraph(MemoryGraphBase):
-    """The default backend: a dict adjacency, ``node -> neighbour -> type -> edge``.
-
-    Both ends of a pair share one ``type -> edge`` dict, so an update is seen from either side.
-    Named after the reference's in-memory KnowledgeGraph backend; needs nothing beyond Python.
-    """
-
-    def __init__(self, edges: Iterable[MemoryEdge] = ()) -> None:
-        self._adjacency: dict[str, dict[str, dict[EdgeType, MemoryEdge]]] = {}
-        self.load(edges)
-
-    def __len__(self) -> int:
-        return len(self._adjacency)
-
-    def add_node(self, node_id: str) -> None:
-        """See `MemoryGraph.add_node`."""
-        self._adjacency.setdefault(node_id, {})
-
-    def has_node(self, node_id: str) -> bool:
-        """See `MemoryGraph.has_node`."""
-        return node_id in self._adjacency
-
-    def nodes(self) -> list[str]:
-        """See `MemoryGraph.nodes`."""
-        return sorted(self._adjacency)
-
-    def remove_node(self, node_id: str) -> list[EdgeKey]:
-        """See `MemoryGraph.remove_node`."""
-        links = self._adjacency.pop(node_id, {})
-        removed: list[EdgeKey] = []
-        for other, by_type in links.items():
-            del self._adjacency[other][node_id]
-            removed.extend(edge.key() for edge in by_type.values())
-        return sorted(removed)
-
-    def _get(self, key: EdgeKey) -> MemoryEdge | None:
-        a, b, edge_type = key
-        return self._adjacency.get(a, {}).get(b, {}).get(edge_type)
-
-    def edges(self, edge_type: EdgeType | None = None) -> list[MemoryEdge]:
-        """See `MemoryGraph.edges`."""
-        found = [
-            edge
-            for node, links in self._adjacency.items()
-            for other, by_type in links.items()
-            if node < other  # each pair once
-            for edge in by_type.values()
-            if edge_type is None or edge.type == edge_type
-        ]
-        return sorted(found, key=MemoryEdge.key)
-
-    def neighbors(self, node_id: str) -> list[tuple[str, float]]:
-        """See `MemoryGraph.neighbors`."""
-        links = self._adjacency.get(node_id, {})
-        return [
-            (other, max(edge.weight for edge in by_type.values()))
-            for other, by_type in links.items()
-        ]
-
-    def detect_clusters(
-        self, min_size: int = 3, edge_types: Iterable[EdgeType] | None = None
-    ) -> list[set[str]]:
-        """See `MemoryGraph.detect_clusters`."""
-        wanted = None if edge_types is None else frozenset(edge_types)
-        seen: set[str] = set()
-        clusters: list[set[str]] = []
-        for start in self._adjacency:
-            if start in seen:
-                continue
-            component = {start}
-            pending = [start]
-            while pending:
-                node = pending.pop()
-                for other, by_type in self._adjacency[node].items():
-                    if other in component:
-                        continue
-                    if wanted is None or not wanted.isdisjoint(by_type):
-                        component.add(other)
-                        pending.append(other)
-            seen |= component
-            if len(component) >= min_size:
-                clusters.append(component)
-        return sort_clusters(clusters)
-
-    def _store(self, edge: MemoryEdge) -> None:
-        links = self._adjacency.setdefault(edge.source, {})
-        by_type = links.get(edge.target)
-        if by_type is None:
-            by_type = links[edge.target] = {}
-            self._adjacency.setdefault(edge.target, {})[edge.source] = by_type
-        by_type[edge.type] = edge
-
-    def _discard(self, key: EdgeKey) -> bool:
-        a, b, edge_type = key
-        by_type = self._adjacency.get(a, {}).get(b)
-        if by_type is None or edge_type not in by_type:
-            return False
-        del by_type[edge_type]
-        if not by_type:  # no link left: the two are no longer neighbours
-            del self._adjacency[a][b]
-            del self._adjacency[b][a]
-        return True
-
-    def _clear(self) -> None:
-        self._adjacency.clear()
-
-
 def sort_clusters(clusters: Iterable[set[str]]) -> list[set[str]]:
     """``clusters`` largest first, ties by their smallest id (the order `detect_clusters` gives)."""
     return sorted(clusters, key=lambda cluster: (-len(cluster), min(cluster)))
@@ -495,6 +387,8 @@ def create_memory_graph(
         from agentos.memory.graph_networkx import NetworkXMemoryGraph
 
         return NetworkXMemoryGraph(edges)
+    from agentos.memory.graph_dict import KnowledgeGraphMemoryGraph
+
     return KnowledgeGraphMemoryGraph(edges)
 
 

@@ -1,6 +1,6 @@
 """The networkx backend of the memory graph (the spec's 'graphology' backend; extra ``graph``).
 
-Same semantics as `agentos.memory.graph.KnowledgeGraphMemoryGraph`, on a ``networkx.Graph`` a
+Same semantics as `agentos.memory.graph_dict.KnowledgeGraphMemoryGraph`, on a ``networkx.Graph`` a
 caller can hand to networkx's algorithms (`NetworkXMemoryGraph.nx_graph`). Importing this module
 without networkx raises ImportError naming ``pip install 'agentos[graph]'``; nothing else in
 agentos imports it unless that backend is asked for.

@@ -224,8 +224,11 @@ class Retriever:
         extra = [t for t in await self.store.get(missing) if where.matches(t)] if missing else []
         similarity = await self.store.similarities(vector, [t.id for t in extra]) if extra else {}
         calibration = calibration_of(self.embedder)
+        # Only the activated change score: the others keep theirs (scoring is the hot path).
         candidates = [
-            Candidate(s.trace, s.vector_similarity, activation.get(s.trace.id, 0.0)) for s in scored
+            Candidate(s.trace, s.vector_similarity, activation[s.trace.id])
+            for s in scored
+            if s.trace.id in activation
         ]
         candidates += [
             Candidate(t, calibration.apply(similarity.get(t.id, 0.0)), activation[t.id])
@@ -234,4 +237,6 @@ class Retriever:
         rescored = score_candidates(
             candidates, now=now, mood=mood, weights=weights, neutral_mood=options.neutral_mood
         )
-        return rescored, len(activated), len(extra)
+        kept = [s for s in scored if s.trace.id not in activation]
+        merged = sorted([*kept, *rescored], key=lambda s: s.score, reverse=True)
+        return merged, len(activated), len(extra)
