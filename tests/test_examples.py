@@ -38,3 +38,12 @@ async def test_gmi_turn_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Four words." in printed
     system = [m.text for m in model.requests[0].messages if m.role.value == "system"]
     assert system[-1] == "User response preference: keep the answer concise and to the point."
+
+
+async def test_cognitive_memory_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentos.testing import HashEmbedder
+
+    example = load("cognitive_memory")
+    recalled = await example.main(HashEmbedder(384))
+    assert len(recalled) == 2
+    assert "## How To Use Your Memories" in capsys.readouterr().out
