@@ -130,12 +130,29 @@ class MemoryRetrieve(Benchmark):
             self._managers[size, "memory"] = self._manager(memory, clock)
             self._managers[size, "sqlite"] = self._manager(SQLiteMemoryStore(path=path), clock)
             self._matrices[size] = index_rows(vectors)
+        self._runner.run(self._encoding_rate())
         warm = self._queries_for(seed=0, count=WARMUP)
         for size in SIZES:
             bare_top_k(self._matrices[size], unit_vectors(1, seed=0)[0])
             for kind in ("memory", "sqlite"):
                 for text in warm:
                     self._runner.run(self._managers[size, kind].retrieve(text, options=_OPTIONS))
+
+    async def _encoding_rate(self) -> None:
+        """`encode()` throughput: features, encoding model, sentiment, entities, embedding, add."""
+        embedder = _VectorEmbedder()
+        texts = [f"Benchmark memory {n}: Ada told me about the trip to Lyon." for n in range(500)]
+        for text, vector in zip(texts, unit_vectors(len(texts), seed=7), strict=True):
+            embedder.vectors[text] = [float(x) for x in vector]
+        manager = CognitiveMemoryManager(CognitiveMemoryConfig(embedder=embedder))
+        started = time.perf_counter()
+        for text in texts:
+            await manager.encode(text, scope_id="bench")
+        rate = len(texts) / (time.perf_counter() - started)
+        await manager.shutdown()
+        self._notes.append(
+            f"encode() throughput, in memory, embedding excluded: {rate:,.0f} traces/s"
+        )
 
     def teardown(self) -> None:
         if self._runner is not None:

@@ -84,9 +84,12 @@ async def test_a_contradicting_text_is_linked_to_the_memory_it_contradicts() -> 
 # -- retrieval (case 15) ------------------------------------------------------------------------
 
 
-async def test_case_15_top_five_are_recalled_and_linked() -> None:
+@pytest.mark.parametrize(
+    "graph", [GraphConfig(backend="knowledge-graph"), GraphConfig(backend="networkx")]
+)
+async def test_case_15_top_five_are_recalled_and_linked(graph: GraphConfig) -> None:
     clock = FakeClock()
-    memory = manager(clock)
+    memory = manager(clock, graph=graph)
     await filled(memory)
     clock.advance(3600)
     result = await memory.retrieve(
