@@ -268,3 +268,96 @@ async def test_set_personality_trait_refuses_bad_input(
     gmi = await make_gmi(ScriptedModel([]))
     with pytest.raises(GMIError, match=message):
         gmi.set_personality_trait(trait, value)
+
+
+# -- hooks --------------------------------------------------------------------------------------
+
+
+async def test_after_model_step_replaces_the_steps_text_in_history_and_output() -> None:
+    from agentos.gmi import StepInfo
+
+    seen: list[StepInfo] = []
+
+    def after(info: StepInfo) -> str | None:
+        seen.append(info)
+        return info.text.upper() if info.step_index == 1 else None
+
+    model = ScriptedModel([calls("echo"), "all done"])
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([echo]), after_model_step=after)
+    chunks, output = await run(gmi, turn())
+    assert [(i.step_index, i.text, len(i.tool_calls)) for i in seen] == [
+        (0, "", 1),
+        (1, "all done", 0),
+    ]
+    assert output.response_text == "ALL DONE"
+    assert gmi.history.messages()[-1].text == "ALL DONE"
+    finished = [c.content for c in chunks if c.type is T.STEP_FINISHED]
+    assert finished[-1].text == "ALL DONE"
+
+
+async def test_before_tool_call_skips_or_rewrites_calls_and_a_failing_hook_is_ignored() -> None:
+    async def vet(call: ToolCall) -> ToolCall | None:
+        if call.id == "c0":
+            return None
+        if call.id == "c1":
+            return ToolCall(call.id, call.name, {"x": 42})
+        raise RuntimeError("hook bug")
+
+    model = ScriptedModel(
+        [
+            ScriptStep(
+                tool_calls=[
+                    ToolCall("c0", "echo", {"x": 1}),
+                    ToolCall("c1", "echo", {"x": 2}),
+                    ToolCall("c2", "echo", {"x": 3}),
+                ]
+            ),
+            "ok",
+        ]
+    )
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([echo]), before_tool_call=vet)
+    chunks, _ = await run(gmi, turn())
+    results = [c.content for c in chunks if c.type is T.TOOL_RESULT]
+    assert (results[0].is_error, results[0].error_details["code"]) == (
+        True,
+        "AUTH_PERMISSION_DENIED",
+    )
+    assert results[1].result == {"x": 42}
+    assert results[2].result == {"x": 3}  # the hook raised: the call ran as the model asked
+    assert any("before_tool_call failed" in e.message for e in gmi.trace.entries())
+
+
+async def test_on_fallback_is_called_through_the_gmis_own_callback() -> None:
+    from agentos.gmi import GMI, GMIConfig
+    from agentos.llm.fallback_chain import FallbackLeg
+    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.model import ChatModel
+
+    primary = ScriptedModel([ScriptStep.fail(503, "down")], provider_id="a")
+    backup = ScriptedModel(["served"], provider_id="b")
+    told: list[tuple[str, str]] = []
+    defaults_told: list[str] = []
+
+    def resolver(provider: str | None, model: str | None, **_: object) -> ChatModel:
+        return backup if provider == "b" else primary
+
+    gateway = CompletionGateway(
+        GatewayDefaults(
+            provider="a",
+            model="m",
+            fallback_providers=[FallbackLeg("b", "m")],
+            on_fallback=lambda error, provider: defaults_told.append(provider),
+        ),
+        resolver=resolver,
+    )
+    gmi = GMI("g")
+    await gmi.initialize(
+        persona(),
+        GMIConfig(
+            gateway=gateway, on_fallback=lambda error, provider: told.append((provider, str(error)))
+        ),
+    )
+    _, output = await run(gmi, turn())
+    assert output.response_text == "served"
+    assert [provider for provider, _ in told] == ["b"]
+    assert defaults_told == []  # callbacks set in the gateway's defaults do not run for a GMI

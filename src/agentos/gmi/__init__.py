@@ -18,6 +18,7 @@ from agentos.gmi.collaborators import (
     TurnExchange,
     TurnSentimentTracker,
 )
+from agentos.gmi.config import AfterModelStep, BeforeToolCall, StepInfo
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
 from agentos.gmi.events import (
     EventSeverity,
@@ -89,6 +90,9 @@ from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
 from agentos.gmi.working_memory import InMemoryWorkingMemory
 
 __all__ = [
+    "AfterModelStep",
+    "BeforeToolCall",
+    "StepInfo",
     "CONFUSION_PHRASES",
     "SENTIMENT_HISTORY_KEY",
     "EventSeverity",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentos.core.clock import Clock, system_clock
-from agentos.core.messages import Message
+from agentos.core.messages import Message, ToolCall
 from agentos.gmi.collaborators import (
     MemoryBridge,
     MetapromptRunner,
@@ -23,6 +23,7 @@ from agentos.llm.gateway import (
 )
 from agentos.llm.model import (
     ChatModel,
+    ToolDefinition,
 )
 from agentos.llm.spend_budget import BudgetLike
 from agentos.nlp import UtilityAI
@@ -33,9 +34,12 @@ __all__ = [
     "DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET",
     "DEFAULT_SHUTDOWN_TIMEOUT",
     "FINAL_RESPONSE_MARKER_TEXT",
+    "AfterModelStep",
     "BeforeModelCall",
+    "BeforeToolCall",
     "GMIConfig",
     "ModelCallInfo",
+    "StepInfo",
 ]
 
 DEFAULT_MAX_TOOL_LOOP_ITERATIONS = 5
@@ -54,10 +58,36 @@ class ModelCallInfo:
     provider_id: str
     model_id: str
     messages: list[Message]
+    system: str = ""
+    """The persona's base system prompt."""
+    tools: list[ToolDefinition] = field(default_factory=list)
+    """The tools the attempt offers."""
 
 
 BeforeModelCall = Callable[[ModelCallInfo], "Sequence[Message] | None"]
 """Called before every attempt; messages it returns replace that attempt's prompt only."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepInfo:
+    """What `GMIConfig.after_model_step` is told about a model step that finished."""
+
+    turn_id: str
+    step_index: int
+    text: str
+    tool_calls: list[ToolCall]
+    finish_reason: str
+    provider_id: str
+    model_id: str
+
+
+AfterModelStep = Callable[[StepInfo], "str | Awaitable[str | None] | None"]
+"""Called after each finished step; a text it returns replaces the step's text (history and
+output); the step's tool calls have already been decided and are not changed."""
+
+BeforeToolCall = Callable[[ToolCall], "ToolCall | Awaitable[ToolCall | None] | None"]
+"""Called before each tool call; the call it returns runs (its arguments may differ); ``None``
+skips the call, and the model receives an error result saying so."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -81,6 +111,11 @@ class GMIConfig:
     no ``metaprompt_runner`` is. ``budget`` is the spend budget metaprompt calls are checked
     against and recorded in (as ``gmi.metaprompt``); the gateway's own resolver holds the turn's
     steps to a budget.
+
+    Hooks: ``before_model_call`` before every attempt, ``after_model_step`` after every finished
+    step, ``before_tool_call`` before every tool call, and ``on_fallback(error, provider)`` on
+    each fallback of a turn (beside the WARNING the reasoning trace gets). A hook that raises is
+    recorded as a WARNING and the turn goes on as if it were not set.
     """
 
     gateway: CompletionGateway | None = None
@@ -92,6 +127,9 @@ class GMIConfig:
     persona_traits: Mapping[str, object] | None = None
     reasoning_trace_max_entries: int | None = None
     before_model_call: BeforeModelCall | None = None
+    after_model_step: AfterModelStep | None = None
+    before_tool_call: BeforeToolCall | None = None
+    on_fallback: Callable[[BaseException, str], None] | None = None
     shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
     sentiment_tracker: TurnSentimentTracker | None = None
     retrieval_augmentor: RetrievalAugmentor | None = None

@@ -41,6 +41,7 @@ from agentos.gmi.mood import GMIMood
 from agentos.gmi.sentiment_tracker import SENTIMENT_HISTORY_KEY
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.metering import MeteredModel
 from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, TextDelta, closing_stream
 from agentos.persona.definition import MetaPromptDefinition, PromptTemplate
 
@@ -154,6 +155,10 @@ class MetapromptExecutor:
                 GMIErrorCode.LLM_PROVIDER_UNAVAILABLE,
                 {"provider_id": provider_id, "model_id": model_id},
             )
+        # The hop's model may be metered (ledger) and budgeted as a turn step; a metaprompt is
+        # neither in the ledger nor a step, so it calls the model underneath.
+        while isinstance(model, MeteredModel | BudgetedModel):
+            model = model.inner
         budget = gmi._config.budget
         return BudgetedModel(model, budget, call=METAPROMPT_CALL) if budget is not None else model
 

@@ -8,15 +8,23 @@ stream a caller reads.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import inspect
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import GMIOutput, GMIOutputChunk, GMIOutputChunkType, ToolResultPayload
-from agentos.gmi.config import BeforeModelCall, ModelCallInfo
+from agentos.gmi.chunks import (
+    GMIOutput,
+    GMIOutputChunk,
+    GMIOutputChunkType,
+    StepFinishedPayload,
+    ToolResultPayload,
+)
+from agentos.gmi.config import BeforeModelCall, ModelCallInfo, StepInfo
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY, apply_user_context_override
 from agentos.gmi.history import DEFAULT_MAX_MESSAGES
 from agentos.gmi.model_step import step_finished_payload, stream_model_step
@@ -28,7 +36,7 @@ from agentos.gmi.turn_input import GMITurnInput
 from agentos.gmi.turn_phases import TurnContext, after_turn, before_first_call
 from agentos.gmi.turn_stream import GMITurnStream
 from agentos.llm.gateway import GatewayTurn, Hop
-from agentos.llm.model import ModelRequest
+from agentos.llm.model import ModelRequest, ToolDefinition
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.orchestrator import tool_error_result
 
@@ -219,6 +227,12 @@ class TurnRunner:
                 {"provider_id": provider_id},
                 self.turn_id,
             )
+            hook = self.config.on_fallback
+            if hook is not None:
+                try:
+                    hook(error, provider_id)
+                except Exception as exc:
+                    self._hook_failed("on_fallback", exc)
 
         def on_hop_failure(provider_id: str, model_id: str, error: BaseException) -> None:
             self.gmi._trace(
@@ -286,7 +300,7 @@ class TurnRunner:
                 messages = built.messages
                 hook = self.config.before_model_call
                 if hook is not None:
-                    messages = self._call_hook(hook, hop, step_index, messages)
+                    messages = self._call_hook(hook, hop, step_index, messages, tools)
                 return ModelRequest(messages, tools, options)
 
             calls = await self._step(gateway_turn, build, step_index)
@@ -295,10 +309,22 @@ class TurnRunner:
             await self._run_tools(calls, context)
 
     def _call_hook(
-        self, hook: BeforeModelCall, hop: Hop, step_index: int, messages: list[Message]
+        self,
+        hook: BeforeModelCall,
+        hop: Hop,
+        step_index: int,
+        messages: list[Message],
+        tools: Sequence[ToolDefinition] = (),
     ) -> list[Message]:
         info = ModelCallInfo(
-            self.turn_id, step_index, hop.index, hop.provider_id, hop.model_id, list(messages)
+            self.turn_id,
+            step_index,
+            hop.index,
+            hop.provider_id,
+            hop.model_id,
+            list(messages),
+            self.persona.system_prompt_text(),
+            list(tools),
         )
         try:
             replaced = hook(info)
@@ -325,15 +351,19 @@ class TurnRunner:
         step = await stream_model_step(gateway_turn, build, self.emit, self.billed)
         hop = gateway_turn.serving_hop
         assert hop is not None
+        calls = step.tool_calls
+        payload = step_finished_payload(step, hop, step_index)
         message = step.message()
+        replaced = await self._after_step(payload, calls)
+        if replaced is not None:
+            payload = dataclasses.replace(payload, text=replaced)
+            message = dataclasses.replace(message, content=replaced)
         self.gmi.history.add(message)
         self.turn_messages.append(message)
         if step.usage is not None:
             self.step_usages.append(step.usage)
-        calls = step.tool_calls
         self.tool_calls.extend(calls)
-        self.last_text = step.text
-        payload = step_finished_payload(step, hop, step_index)
+        self.last_text = payload.text
         self.gmi._trace(
             ReasoningEntryType.LLM_CALL_COMPLETE,
             f"step {step_index} finished ({payload.finish_reason})",
@@ -347,6 +377,50 @@ class TurnRunner:
             usage=payload.usage,
         )
         return calls
+
+    async def _after_step(self, payload: StepFinishedPayload, calls: list[ToolCall]) -> str | None:
+        hook = self.config.after_model_step
+        if hook is None:
+            return None
+        info = StepInfo(
+            self.turn_id,
+            payload.step_index,
+            payload.text,
+            list(calls),
+            payload.finish_reason,
+            payload.provider_id,
+            payload.model_id,
+        )
+        try:
+            replaced = hook(info)
+            if inspect.isawaitable(replaced):
+                replaced = await replaced
+        except Exception as exc:
+            self._hook_failed("after_model_step", exc)
+            return None
+        return replaced if isinstance(replaced, str) else None
+
+    async def _vetted(self, call: ToolCall) -> ToolCall | None:
+        """The call ``before_tool_call`` lets run (``None``: skipped)."""
+        hook = self.config.before_tool_call
+        if hook is None:
+            return call
+        try:
+            decided = hook(call)
+            if inspect.isawaitable(decided):
+                decided = await decided
+        except Exception as exc:
+            self._hook_failed("before_tool_call", exc)
+            return call
+        return decided if isinstance(decided, ToolCall) or decided is None else call
+
+    def _hook_failed(self, name: str, exc: BaseException) -> None:
+        self.gmi._trace(
+            ReasoningEntryType.WARNING,
+            f"{name} failed: {exc}; the turn goes on without it",
+            {"hook": name, "error": type(exc).__name__},
+            self.turn_id,
+        )
 
     async def _run_tools(self, calls: list[ToolCall], context: ToolExecutionContext) -> None:
         """Run one tool round: every call in order, each result recorded and announced.
@@ -367,7 +441,15 @@ class TurnRunner:
                     {"tool_call_id": call.id, "arguments": call.arguments},
                     self.turn_id,
                 )
-                result = await self.gmi._orchestrator.process_tool_call(call, context)
+                vetted = await self._vetted(call)
+                if vetted is None:
+                    result = tool_error_result(
+                        call,
+                        GMIErrorCode.PERMISSION_DENIED,
+                        f"Tool '{call.name}' was not run: a before-tool hook skipped it.",
+                    )
+                else:
+                    result = await self.gmi._orchestrator.process_tool_call(vetted, context)
                 self._record(result)
                 done.add(call.id)
                 await self._announce(result)
