@@ -10,26 +10,24 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NoReturn, TypedDict, Unpack, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
-from agentos.llm.budgeted_model import BudgetedModel
 from agentos.llm.fallback_chain import FallbackLeg
 from agentos.llm.gateway import (
     CompletionGateway,
     GatewayDefaults,
     Router,
-    create_completion_gateway,
 )
-from agentos.llm.metering import MeteredModel, MeteringContext
+from agentos.llm.metering import MeteringContext
 from agentos.llm.model import CacheDiagnosticsRequest, ChatModel, CompletionOptions, ToolChoice
-from agentos.llm.resolve import resolve_model
 from agentos.llm.spend_budget import SpendBudget
 from agentos.storage.usage_records import UsageLedger
 from agentos.tools.tool import Tool
 
+from .gateway_factory import build_gateway, coerce_legs
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
 from .structured import ResponseSchema, structured_spec
@@ -40,6 +38,7 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "TextOptions",
     "generate_text",
+    "refuse_unknown_options",
     "stream_text",
 ]
 
@@ -146,14 +145,7 @@ def stream_text(
 
 
 def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> TextRun:
-    unknown = sorted(set(options) - _OPTION_NAMES)
-    if unknown:
-        hints = [
-            f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
-            for name in unknown
-            for close in [difflib.get_close_matches(name, _OPTION_NAMES, n=1)]
-        ]
-        _invalid(unknown[0], f"unknown option {', '.join(hints)}")
+    refuse_unknown_options(options, _OPTION_NAMES)
     messages = options.get("messages")
     tools = options.get("tools")
     max_steps = options.get("max_steps", DEFAULT_MAX_STEPS)
@@ -263,43 +255,22 @@ def _gateway(options: TextOptions) -> CompletionGateway:
     budget = options.get("budget")
     if budget is not None and not isinstance(budget, SpendBudget):
         _invalid("budget", f"must be a SpendBudget, got {type(budget).__name__}")
-    ledger = options.get("usage_ledger")
-    legs = options.get("fallback_providers")
-
-    def resolver(
-        provider: str | None,
-        model: str | None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        environ: Mapping[str, str] | None = None,
-        hop: int = 0,
-    ) -> ChatModel:
-        if instance is not None and (provider, model) == (None, None):
-            served: ChatModel = instance  # the primary: the model instance the caller gave
-        else:
-            served = resolve_model(
-                provider, model, api_key=api_key, base_url=base_url, environ=environ
-            )
-        if budget is not None:
-            served = BudgetedModel(served, budget, call="generate_text")
-        context = MeteringContext(source="generate_text", hop=hop)
-        return MeteredModel(served, ledger=ledger, context=context)
-
-    return create_completion_gateway(
+    return build_gateway(
         GatewayDefaults(
             provider=options.get("provider"),
             model=None if instance is not None else cast("str | None", chosen),
             api_key=options.get("api_key"),
             base_url=options.get("base_url"),
-            fallback_providers=(
-                None if legs is None else [FallbackLeg.coerce(leg) for leg in legs]
-            ),
+            fallback_providers=coerce_legs(options.get("fallback_providers")),
             router=options.get("router"),
             policy_tier=options.get("policy_tier"),
             on_fallback=options.get("on_fallback"),
         ),
-        resolver=resolver,
+        instance=instance,
+        budget=budget,
+        ledger=options.get("usage_ledger"),
+        call="generate_text",
+        context=MeteringContext(source="generate_text"),
     )
 
 
@@ -316,6 +287,26 @@ def _system_prompt(system: str | None, chain_of_thought: bool | str) -> str:
         else (DEFAULT_COT_INSTRUCTION if chain_of_thought else "")
     )
     return "\n\n".join(part for part in (instruction.strip(), system or "") if part)
+
+
+def refuse_unknown_options(
+    options: Mapping[str, object], known: Collection[str], *, prefix: str = ""
+) -> None:
+    """Refuse keys of ``options`` that are not in ``known``, each with a did-you-mean hint.
+
+    Raises `GMIError` (``INVALID_ARGUMENT``) naming the first unknown key (alphabetically), with
+    ``prefix`` before it (``"learning."`` for the keys of a nested option); the message lists
+    every unknown key and the closest known name for each.
+    """
+    names = sorted(known)
+    unknown = sorted(set(options) - set(names))
+    if unknown:
+        hints = [
+            f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
+            for name in unknown
+            for close in [difflib.get_close_matches(name, names, n=1)]
+        ]
+        _invalid(prefix + unknown[0], f"unknown option {', '.join(hints)}")
 
 
 def _invalid(option: str, why: str) -> NoReturn:

@@ -1,0 +1,65 @@
+"""The completion gateway a call or an agent's turns run through, metered and budgeted.
+
+`build_gateway()` wraps every hop's model: with a budget, in a `BudgetedModel` that checks each
+step before it is sent (``call`` names it: ``"generate_text"``, ``"gmi.step"``), then in a
+`MeteredModel` that writes one ledger row and one observer event per finished step and per
+billed failed attempt, tagged with ``context`` and the hop's position. A model instance given
+by the caller serves the primary hop as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.fallback_chain import FallbackLeg
+from agentos.llm.gateway import CompletionGateway, GatewayDefaults, create_completion_gateway
+from agentos.llm.metering import MeteredModel, MeteringContext
+from agentos.llm.model import ChatModel
+from agentos.llm.resolve import resolve_model
+from agentos.llm.spend_budget import BudgetLike
+from agentos.storage.usage_records import UsageLedger
+
+__all__ = ["build_gateway", "coerce_legs"]
+
+
+def coerce_legs(
+    legs: Sequence[FallbackLeg | Mapping[str, Any]] | None,
+) -> list[FallbackLeg] | None:
+    """Legs from `FallbackLeg`s or mappings (``None`` stays ``None``: the default chain)."""
+    return None if legs is None else [FallbackLeg.coerce(leg) for leg in legs]
+
+
+def build_gateway(
+    defaults: GatewayDefaults,
+    *,
+    instance: ChatModel | None = None,
+    budget: BudgetLike | None = None,
+    ledger: UsageLedger | None = None,
+    call: str,
+    context: MeteringContext,
+) -> CompletionGateway:
+    """A gateway whose hops are budgeted (when ``budget``) and metered (see the module doc)."""
+
+    def resolver(
+        provider: str | None,
+        model: str | None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        hop: int = 0,
+    ) -> ChatModel:
+        if instance is not None and (provider, model) == (None, None):
+            served: ChatModel = instance  # the primary: the model instance the caller gave
+        else:
+            served = resolve_model(
+                provider, model, api_key=api_key, base_url=base_url, environ=environ
+            )
+        if budget is not None:
+            served = BudgetedModel(served, budget, call=call)
+        return MeteredModel(served, ledger=ledger, context=replace(context, hop=hop))
+
+    return create_completion_gateway(defaults, resolver=resolver)
