@@ -39,7 +39,7 @@ from agentos import (
     stream_text,
     tool,
 )
-from agentos.api import generate as generate_module
+from agentos.api import gateway_factory as generate_module
 from agentos.api.structured import ObjectGenerationError
 from agentos.llm import (
     AttemptFailed,

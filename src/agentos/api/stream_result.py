@@ -12,25 +12,40 @@ neither read to its end nor closed leaves the awaitables waiting: ``break`` clos
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import TypeVar
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Protocol, TypeVar
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.usage import ModelUsage
 from agentos.llm.model import FinishReason, closing_stream
 
 from .results import ErrorPart, FinishPart, GenerateTextResult, StreamPart, TextDeltaPart
-from .text_run import TextRun
 
-__all__ = ["StreamTextResult"]
+__all__ = ["Run", "StreamTextResult"]
 
 T = TypeVar("T")
 
 
-class StreamTextResult:
-    """The streaming result of `stream_text()`."""
+class Run(Protocol):
+    """A generation a `StreamTextResult` reads: `TextRun`, or a GMI session's turn."""
 
-    def __init__(self, run: TextRun) -> None:
+    def parts(self) -> AsyncIterator[StreamPart]:
+        """The parts, without the closing `FinishPart`; raises the generation's failure."""
+        ...
+
+    def result(self) -> GenerateTextResult:
+        """The finished generation's result."""
+        ...
+
+    def usage(self) -> ModelUsage:
+        """The usage so far (also after a failure)."""
+        ...
+
+
+class StreamTextResult:
+    """The streaming result of `stream_text()` and of an agent's ``stream()``."""
+
+    def __init__(self, run: Run) -> None:
         self._run = run
         self._claimed = False
         self._done: asyncio.Event | None = None

@@ -275,6 +275,11 @@ class TurnRunner:
         options = to_completion_options(
             forwarded_options(self.persona, self.options, has_tools=bool(tools))
         )
+        end_user = metadata_value(self.input.metadata, "end_user_id")
+        if isinstance(end_user, str) and end_user:
+            # The end user's id is the GMI's own to send (spec: Completion options), and only
+            # for a session opened with one.
+            options = dataclasses.replace(options, user_id=end_user)
         for step_index in range(self.config.max_tool_loop_iterations):
             earlier = self._earlier_history()
             current = list(self.turn_messages)

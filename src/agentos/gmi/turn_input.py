@@ -27,6 +27,7 @@ class GMITurnInput:
 
     ``metadata["options"]`` holds the turn's completion options (snake_case or the TypeScript
     camelCase keys; the turn's value replaces the persona's); ``metadata`` may also hold
+    ``end_user_id`` (sent as the provider's end-user id on every call of the turn), and
     ``conversation_history_for_prompt`` (a list of `Message`s that replaces the GMI's own history
     in this turn's prompts when non-empty).
     """

@@ -1,0 +1,309 @@
+"""`agent()`: the lightweight agent (no ``runtime``, or ``runtime="legacy"``), or a GMI agent.
+
+Spec: the first table and the paragraph before it, "What a GMI adds over a plain agent";
+reference §1.27. A plain agent calls the model through `generate_text()` / `stream_text()` with
+a system prompt built once from its options (`build_system_prompt`: the soul, ``instructions``,
+the name line, the personality section, the skills), runs the tools it is given for up to
+``max_steps`` (5) steps with the chain-of-thought instruction on by default, and keeps each
+session's history in process memory (`AgentSession`). ``generate()`` and ``stream()`` keep none.
+
+It checks its options when built (`check_agent_options`) and warns once, naming the options it
+accepts without applying (the capability contract, `warn_unapplied`). ``runtime="gmi"`` returns
+``gmi(**options)`` instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import uuid
+from collections.abc import Mapping
+from typing import Any, Unpack, cast
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import ContentPart
+from agentos.core.usage import ModelUsage
+from agentos.llm.resolve import split_model_string
+from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
+
+from .agent_options import (
+    AgentOptions,
+    check_agent_options,
+    spend_budget_from_option,
+    warn_unapplied,
+)
+from .agent_session import (
+    AgentSession,
+    AgentTurn,
+    TurnSettings,
+    UsageTally,
+    check_prompt,
+)
+from .generate import DEFAULT_MAX_STEPS, TextOptions
+from .gmi_persona import build_system_prompt
+from .memory_provider import check_memory_provider, memory_timeout_ms
+from .results import GenerateTextResult
+from .stream_result import StreamTextResult
+
+__all__ = ["GENERATE_CALL_OPTIONS", "Agent", "agent"]
+
+GENERATE_CALL_OPTIONS: frozenset[str] = frozenset(
+    {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "response_schema",
+        "schema_name",
+        "model",
+        "provider",
+        "max_steps",
+        "usage_ledger",
+        "budget",
+    }
+)
+"""The options an agent's ``generate()`` and ``stream()`` take (anything else is refused)."""
+
+# The agent options that go to every generate_text() call as they are.
+_PASSED_THROUGH = (
+    "provider",
+    "model",
+    "api_key",
+    "base_url",
+    "fallback_providers",
+    "on_fallback",
+    "router",
+    "policy_tier",
+    "usage_ledger",
+    "custom_model_params",
+)
+
+
+def agent(**options: Unpack[AgentOptions]) -> Agent:
+    """Build an agent from `AgentOptions`.
+
+    Without ``runtime`` (or with ``runtime="legacy"``) the options are checked now: a bad one
+    raises `GMIError` naming it (``memory_provider`` without ``get_context``/``observe``, a
+    ``store`` that is not a session store, included), and one `UnappliedOptionsWarning` names
+    the set options this path accepts without applying. ``runtime="gmi"`` returns
+    ``gmi(**options)``, a GMI agent with the same surface (``generate()``, ``stream()``,
+    ``session()``, ``usage()``, ``close()``) that does its own checks. Another runtime raises
+    naming ``runtime``.
+    """
+    if options.get("runtime") == "gmi":
+        # Imported here: the GMI path is heavier, and the plain agent does not need it.
+        module = importlib.import_module("agentos.api.gmi_agent")
+        return cast("Agent", module.gmi(**options))
+    check_agent_options(options, runtime="legacy")
+    check_memory_provider(options.get("memory_provider"))
+    _check_store(options.get("store"))
+    built = Agent(options)
+    warn_unapplied(options, runtime="legacy", stacklevel=3)
+    return built
+
+
+class Agent:
+    """A plain agent (the spec's lightweight helper): build it with `agent()`.
+
+    ``system_prompt`` is what every call sends first. ``generate()`` / ``stream()`` run one
+    call with no history; ``session(id)`` opens a conversation whose history is kept;
+    ``usage()`` adds up what the calls used; ``close()`` ends the agent and its sessions.
+    """
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.options: Mapping[str, Any] = dict(options)
+        """The options the agent was built with."""
+        self.system_prompt = build_system_prompt(options)
+        """The system prompt every call sends (``""`` when the options give none)."""
+        controls: Mapping[str, Any] = options.get("controls") or {}
+        max_tokens = options.get("max_tokens")
+        if max_tokens is None:
+            max_tokens = controls.get("max_total_tokens")
+        duration_ms = controls.get("max_duration_ms")
+        chain = options.get("chain_of_thought")
+        text: dict[str, Any] = {
+            name: options[name] for name in _PASSED_THROUGH if options.get(name) is not None
+        }
+        text.update(
+            system=self.system_prompt,
+            tools=list(options.get("tools") or ()),
+            max_steps=options.get("max_steps") or DEFAULT_MAX_STEPS,
+            # The reference's default: the reasoning instruction goes first when tools exist.
+            chain_of_thought=True if chain is None else chain,
+        )
+        budget = spend_budget_from_option(options.get("budget"))
+        if budget is not None:
+            text["budget"] = budget  # one SpendBudget for every call and session of the agent
+        if max_tokens is not None:
+            text["max_tokens"] = max_tokens
+        if duration_ms is not None:
+            text["request_timeout"] = duration_ms / 1000.0  # milliseconds to seconds
+        self._settings = TurnSettings(
+            cast("TextOptions", text),
+            memory_provider=options.get("memory_provider"),
+            memory_timeout_ms=memory_timeout_ms(options.get("memory_provider_options")),
+        )
+        history = options.get("history")
+        self._keeps_history = history is not False
+        self._history_max_tokens = (
+            int(history.get("max_tokens") or DEFAULT_HISTORY_MAX_TOKENS)
+            if isinstance(history, Mapping)
+            else DEFAULT_HISTORY_MAX_TOKENS
+        )
+        self._store = options.get("store")
+        self._sessions: dict[str, AgentSession] = {}
+        self._usage = UsageTally()
+        self._closed = False
+
+    # -- one call, no history ---------------------------------------------------------------
+
+    async def generate(self, prompt: str | list[ContentPart], **options: Any) -> GenerateTextResult:
+        """Run one call with no history and return its result.
+
+        Options (each replacing the agent's for this call): ``temperature``, ``max_tokens``,
+        ``top_p``, ``response_schema``, ``schema_name``, ``model``, ``provider``, ``max_steps``,
+        ``usage_ledger`` and ``budget`` (a `SpendBudget` or budget settings); another raises
+        `GMIError` naming it. The memory provider is consulted and told of the call as for a
+        session's turn.
+        """
+        return await self.stream(prompt, **options).result
+
+    def stream(self, prompt: str | list[ContentPart], **options: Any) -> StreamTextResult:
+        """Start one call with no history, to read as it streams (options as for `generate`)."""
+        self._check_open()
+        call = self._call_options("generate()", options, GENERATE_CALL_OPTIONS)
+        check_prompt(prompt)
+        return StreamTextResult(
+            AgentTurn(
+                self._settings,
+                prompt,
+                call,
+                on_usage=lambda usage: self._usage.add(usage, None),
+                check_open=self._check_open,
+            )
+        )
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def session(self, session_id: str | None = None, *, user_id: str | None = None) -> AgentSession:
+        """The session ``session_id`` (a new id when ``None``), opened on first use.
+
+        The same open session is returned for its id; reopening it with another ``user_id``
+        raises `GMIError` (``INVALID_ARGUMENT``, naming ``user_id``). ``user_id`` is sent with
+        each model request as the end user's id, so pass an opaque one.
+        """
+        self._check_open()
+        if session_id is None:
+            session_id = uuid.uuid4().hex
+        existing = self._sessions.get(session_id)
+        if existing is not None:
+            if user_id is not None and user_id != existing.user_id:
+                raise GMIError(
+                    f"user_id: session {session_id!r} is open for another user id",
+                    GMIErrorCode.INVALID_ARGUMENT,
+                    {"option": "user_id"},
+                )
+            return existing
+        history = (
+            SessionHistoryBuffer(session_id, self._store, max_tokens=self._history_max_tokens)
+            if self._keeps_history
+            else None
+        )
+        opened = AgentSession(
+            session_id,
+            user_id=user_id,
+            settings=self._settings,
+            history=history,
+            merge_options=self._call_options,
+            on_usage=self._usage.add,
+            on_closed=self._session_closed,
+        )
+        self._sessions[session_id] = opened
+        return opened
+
+    def _session_closed(self, closed: AgentSession) -> None:
+        if self._sessions.get(closed.id) is closed:
+            del self._sessions[closed.id]
+
+    # -- usage and closing ------------------------------------------------------------------
+
+    def usage(self, session_id: str | None = None) -> ModelUsage:
+        """What the agent's calls used: one session's turns, or (no id) every call's.
+
+        With no id: every session's turns and every ``generate()`` / ``stream()`` call. A
+        session's usage stays counted after it closes.
+        """
+        if session_id is None:
+            return self._usage.total
+        return self._usage.sessions.get(session_id, ModelUsage.zero())
+
+    async def close(self) -> None:
+        """Close every session and the agent: later calls raise ``INVALID_STATE``.
+
+        A turn already running finishes. Closing twice does nothing.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for opened in list(self._sessions.values()):
+            await opened.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise GMIError("the agent is closed", GMIErrorCode.INVALID_STATE)
+
+    def _call_options(
+        self, call: str, options: dict[str, Any], allowed: frozenset[str]
+    ) -> TextOptions:
+        """The per-call options, checked and laid over the agent's: the model's, the budget."""
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            raise GMIError(
+                f"{unknown[0]}: {call} does not take this option (it takes "
+                f"{', '.join(sorted(allowed))})",
+                GMIErrorCode.INVALID_ARGUMENT,
+                {"option": unknown[0]},
+            )
+        # None means "not set": the agent's value stands (as generate_text() reads None).
+        merged = {name: value for name, value in options.items() if value is not None}
+        if "budget" in merged:
+            merged["budget"] = spend_budget_from_option(merged["budget"])
+        overrides = _model_overrides(self._settings.text_options, merged)
+        return cast("TextOptions", {**merged, **overrides})
+
+
+def _model_overrides(base: TextOptions, call: dict[str, Any]) -> dict[str, Any]:
+    """What a call's ``model`` / ``provider`` change in the agent's, so the two do not clash.
+
+    A model instance replaces the agent's provider and model. A call naming another provider
+    (``provider``, or a ``"provider:model"`` string) drops the agent's model and its
+    credentials, which belong to the agent's provider; a bare model id keeps the provider.
+    A dropped option becomes ``None`` (unset).
+    """
+    if "model" not in call and "provider" not in call:
+        return {}
+    model = call.get("model")
+    if model is not None and not isinstance(model, str):
+        return {"provider": None, "model": model}
+    named = call.get("provider")
+    if named is None and isinstance(model, str):
+        named = split_model_string(None, model)[0]
+    overrides: dict[str, Any] = {"model": model}
+    if named is not None and named != base.get("provider"):
+        overrides.update(provider=named, api_key=None, base_url=None)
+    return overrides
+
+
+def _check_store(store: object) -> None:
+    if store is None:
+        return
+    if not all(callable(getattr(store, name, None)) for name in ("load_messages", "write")):
+        raise GMIError(
+            f"store: must be a session store (such as SQLiteSessionStore), got "
+            f"{type(store).__name__}",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": "store"},
+        )

@@ -1,0 +1,351 @@
+"""`gmi()` / `create_gmi()` / `agent(runtime="gmi")`: an agent whose sessions are GMIs.
+
+Spec: GMIs from agent(). Construction checks what needs no environment and raises naming the
+option (`check_agent_options`), and warns once about the options it accepts without applying.
+The rest is built on first use, so keys set after construction count: the provider and model
+(resolved as `generate_text()` resolves them; when none resolves, that call rejects with the
+same error), the persona (`persona_from_agent_options`), the tool orchestrator (capability
+checks off; the built-in date tool left out) and, with memory on, one `CognitiveMemoryManager`
+shared by every session. A build that fails is not kept: the next call builds again.
+
+Each session's GMI calls the model through a completion gateway built from ``api_key``,
+``base_url``, ``fallback_providers``, ``router`` and ``policy_tier``, metered (one ledger row and
+one observer event per finished step and per billed failed attempt) and held to the agent's
+budget (`SpendBudget`, shared by all sessions and calls; a call's ``budget`` replaces it for that
+call). The agent's ``on_fallback(error, provider)`` is called on each fallback through the GMI's
+own callback. The chain-of-thought instruction (on by default) goes first in the system prompt
+of each model call that offers tools. ``max_steps`` (5) is each turn's tool-loop limit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Unpack
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import ContentPart, Message
+from agentos.core.usage import ModelUsage
+from agentos.gmi.config import GMIConfig, ModelCallInfo
+from agentos.gmi.gmi import GMI
+from agentos.gmi.memory_bridge import CognitiveMemoryBridge
+from agentos.llm.embedding_resolve import EmbeddingSettings, resolve_embedder, verify_embedder
+from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+from agentos.llm.metering import MeteringContext
+from agentos.llm.model import ChatModel
+from agentos.llm.resolve import resolve_model
+from agentos.llm.spend_budget import SpendBudget
+from agentos.memory.config import CognitiveMemoryConfig
+from agentos.memory.manager import CognitiveMemoryManager
+from agentos.persona.definition import PersonaDefinition
+from agentos.storage.session_history import SessionHistoryBuffer
+from agentos.storage.session_store import SessionStore
+from agentos.tools.orchestrator import ToolOrchestrator
+from agentos.tools.tool import Tool
+
+from .agent_hooks import wrap_after_generation, wrap_before_generation, wrap_before_tool
+from .agent_options import (
+    AgentOptions,
+    check_agent_options,
+    spend_budget_from_option,
+    warn_unapplied,
+)
+from .cognition import ResolvedCognition, resolve_cognition
+from .gateway_factory import build_gateway, coerce_legs
+from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS
+from .gmi_persona import persona_from_agent_options
+from .gmi_session import GmiSession, SessionOptions
+from .gmi_turn import GmiTurnRun
+from .results import ErrorPart, GenerateTextResult
+from .stream_result import StreamTextResult
+
+__all__ = ["GmiAgent", "create_gmi", "gmi"]
+
+DEFAULT_HISTORY_MAX_TOKENS = 120_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    """What the first use builds (keys read then)."""
+
+    persona: PersonaDefinition
+    model: ChatModel | None
+    provider_id: str
+    model_id: str
+    memory: CognitiveMemoryManager | None
+
+
+class GmiAgent:
+    """A `gmi()` agent: `session()`, `generate()`, `stream()`, `usage()`, `close()`."""
+
+    def __init__(self, options: AgentOptions) -> None:
+        check_agent_options(options, runtime="gmi")
+        warn_unapplied(options, runtime="gmi", stacklevel=4)
+        self.options: AgentOptions = options
+        self.cognition: ResolvedCognition = resolve_cognition(options)
+        self.budget: SpendBudget | None = spend_budget_from_option(options.get("budget"))
+        self._persona_id = f"agent-{uuid.uuid4().hex[:12]}"
+        self._built: _Built | None = None
+        self._sessions: dict[str, GmiSession] = {}
+        self._opened: set[str] = set()
+        self._usage: dict[str, ModelUsage] = {}
+        self._calls_usage = ModelUsage.zero()
+        self._closed = False
+
+    # -- the lazy build ---------------------------------------------------------------------
+
+    async def _build(self) -> _Built:
+        if self._built is not None:
+            return self._built
+        options = self.options
+        chosen = options.get("model")
+        instance = chosen if chosen is not None and not isinstance(chosen, str) else None
+        model = instance or resolve_model(
+            options.get("provider"),
+            chosen if isinstance(chosen, str) else None,
+            api_key=options.get("api_key"),
+            base_url=options.get("base_url"),
+        )
+        persona = persona_from_agent_options(
+            options,
+            provider_id=None if instance is not None else model.provider_id,
+            model_id=None if instance is not None else model.model_id,
+            cognition=self.cognition,
+            persona_id=self._persona_id,
+        )
+        memory = await self._build_memory() if self.cognition.memory_on else None
+        self._built = _Built(persona, instance, model.provider_id, model.model_id, memory)
+        return self._built
+
+    async def _build_memory(self) -> CognitiveMemoryManager:
+        settings = self.options.get("memory")
+        embedding = settings.get("embedding") if isinstance(settings, Mapping) else None
+        embedder = resolve_embedder(
+            EmbeddingSettings.from_mapping(embedding) if isinstance(embedding, Mapping) else None
+        )
+        await verify_embedder(embedder)
+        consolidation = settings.get("consolidation") if isinstance(settings, Mapping) else None
+        manager = CognitiveMemoryManager(
+            CognitiveMemoryConfig(
+                embedder=embedder,
+                agent_id=self._persona_id,
+                traits=self.options.get("personality"),
+                mechanisms=self.cognition.mechanisms,
+            )
+        )
+        if isinstance(consolidation, Mapping) and consolidation.get("enabled"):
+            manager.start()
+        return manager
+
+    def _gateway(self, built: _Built, context: MeteringContext, budget: Any) -> CompletionGateway:
+        options = self.options
+        return build_gateway(
+            GatewayDefaults(
+                provider=None if built.model is not None else built.provider_id,
+                model=None if built.model is not None else built.model_id,
+                api_key=options.get("api_key"),
+                base_url=options.get("base_url"),
+                fallback_providers=coerce_legs(options.get("fallback_providers")),
+                router=options.get("router"),
+                policy_tier=options.get("policy_tier"),
+            ),
+            instance=built.model,
+            budget=budget,
+            ledger=options.get("usage_ledger"),
+            call="gmi.step",
+            context=context,
+        )
+
+    async def _gmi(
+        self,
+        built: _Built,
+        *,
+        session: GmiSession | None,
+        budget: SpendBudget | None,
+        memory: bool,
+    ) -> GMI:
+        options = self.options
+        tools: Sequence[Tool] = options.get("tools") or ()
+        context = MeteringContext(
+            session_id=session.id if session is not None else f"call-{uuid.uuid4().hex[:8]}",
+            persona_id=built.persona.id,
+            user_id=session.user_id if session is not None else None,
+            source="gmi.step",
+        )
+        bridge = None
+        if memory and built.memory is not None and session is not None:
+            bridge = CognitiveMemoryBridge(
+                built.memory,
+                scope_id=session.scope_id,
+                user_id=session.user_id,
+                persona_id=built.persona.id,
+            )
+        after = options.get("on_after_generation")
+        vet = options.get("on_before_tool_execution")
+        gmi = GMI()
+        await gmi.initialize(
+            built.persona,
+            GMIConfig(
+                gateway=self._gateway(built, context, budget),
+                tool_orchestrator=ToolOrchestrator(tools, check_capabilities=False),
+                max_tool_loop_iterations=options.get("max_steps", DEFAULT_MAX_STEPS),
+                before_model_call=self._before_model_call(),
+                after_model_step=wrap_after_generation(after) if after is not None else None,
+                before_tool_call=wrap_before_tool(vet) if vet is not None else None,
+                on_fallback=options.get("on_fallback"),
+                memory_bridge=bridge,
+                budget=budget,
+            ),
+        )
+        return gmi
+
+    def _before_model_call(self) -> Callable[[ModelCallInfo], Sequence[Message] | None]:
+        chain = self.options.get("chain_of_thought", True)
+        default = DEFAULT_COT_INSTRUCTION if chain else ""
+        instruction = chain if isinstance(chain, str) else default
+        user_hook = self.options.get("on_before_generation")
+        wrapped = wrap_before_generation(user_hook) if user_hook is not None else None
+
+        def hook(info: ModelCallInfo) -> Sequence[Message] | None:
+            messages: Sequence[Message] = info.messages
+            if instruction and info.tools:
+                # The chain-of-thought instruction goes first in the system prompt of each
+                # call that offers tools, as generate_text() puts it.
+                messages = [Message.system(instruction), *messages]
+            if wrapped is not None:
+                replaced = wrapped(dataclasses.replace(info, messages=list(messages)))
+                if replaced is not None:
+                    return replaced
+            return messages if messages is not info.messages else None
+
+        return hook
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def session(self, session_id: str, *, user_id: str | None = None) -> GmiSession:
+        """The session ``session_id`` (opened now, or the one already open).
+
+        Reopening an open id with another ``user_id`` raises; an id reopened after `close()`
+        starts empty with a new memory scope.
+        """
+        self._check_open()
+        if not session_id:
+            raise GMIError("session id must not be empty", GMIErrorCode.INVALID_ARGUMENT)
+        open_session = self._sessions.get(session_id)
+        if open_session is not None and not open_session.closed:
+            if user_id is not None and user_id != open_session.user_id:
+                raise GMIError(
+                    f"session {session_id!r} is open for user {open_session.user_id!r}, "
+                    f"not {user_id!r}",
+                    GMIErrorCode.INVALID_ARGUMENT,
+                    {"option": "user_id"},
+                )
+            return open_session
+        scope_id = (
+            session_id if session_id not in self._opened else f"{session_id}#{uuid.uuid4().hex[:8]}"
+        )
+        self._opened.add(session_id)
+        history_option = self.options.get("history", True)
+        history = None
+        if history_option is not False:
+            max_tokens = (
+                history_option.get("max_tokens", DEFAULT_HISTORY_MAX_TOKENS)
+                if isinstance(history_option, Mapping)
+                else DEFAULT_HISTORY_MAX_TOKENS
+            )
+            store = self.options.get("store")
+            history = SessionHistoryBuffer(
+                scope_id, store if isinstance(store, SessionStore) else None, max_tokens=max_tokens
+            )
+
+        async def build(session: GmiSession) -> GMI:
+            built = await self._build()
+            return await self._gmi(built, session=session, budget=self.budget, memory=True)
+
+        created = GmiSession(
+            session_id,
+            history,
+            build,
+            options=SessionOptions(user_id=user_id, scope_id=scope_id),
+            on_usage=lambda usage: self._add_usage(session_id, usage),
+        )
+        self._sessions[session_id] = created
+        return created
+
+    def _add_usage(self, session_id: str, usage: ModelUsage) -> None:
+        self._usage[session_id] = self._usage.get(session_id, ModelUsage.zero()) + usage
+
+    # -- one-off calls ----------------------------------------------------------------------
+
+    def stream(self, prompt: str | list[ContentPart], **call: Any) -> StreamTextResult:
+        """One turn on a GMI built for this call: 'light' profile, no history, no memory."""
+        self._check_open()
+        budget = call.pop("budget", None) or self.budget
+        if call:
+            raise GMIError(
+                f"unknown option {sorted(call)[0]!r} for stream()",
+                GMIErrorCode.INVALID_ARGUMENT,
+                {"option": sorted(call)[0]},
+            )
+
+        async def one_off() -> GMI:
+            built = await self._build()
+            return await self._gmi(built, session=None, budget=budget, memory=False)
+
+        async def after(output: Any, error: BaseException | None) -> None:
+            if output is not None:
+                self._calls_usage = self._calls_usage + output.usage
+
+        run = GmiTurnRun(
+            one_off,
+            None,
+            Message.user(prompt),
+            user_id="default_user",
+            session_id=None,
+            options={},
+            after=after,
+        )
+        return StreamTextResult(run)
+
+    async def generate(self, prompt: str | list[ContentPart], **call: Any) -> GenerateTextResult:
+        """`stream()` run to its end; rejects with the GMI's error."""
+        stream = self.stream(prompt, **call)
+        async for part in stream.full_stream:
+            if isinstance(part, ErrorPart):
+                raise part.error
+        return await stream.result
+
+    # -- usage and closing ------------------------------------------------------------------
+
+    def usage(self, session_id: str | None = None) -> ModelUsage:
+        """One session's usage, or every session's and every call's."""
+        if session_id is not None:
+            return self._usage.get(session_id, ModelUsage.zero())
+        return ModelUsage.sum([*self._usage.values(), self._calls_usage])
+
+    async def close(self) -> None:
+        """Close every session, then the cognitive memory; the tools are not shut down."""
+        if self._closed:
+            return
+        for session in list(self._sessions.values()):
+            await session.close()
+        self._sessions.clear()
+        self._opened.clear()
+        if self._built is not None and self._built.memory is not None:
+            await self._built.memory.shutdown()
+        self._built = None
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise GMIError("the agent is closed", GMIErrorCode.INVALID_STATE)
+
+
+def gmi(**options: Unpack[AgentOptions]) -> GmiAgent:
+    """An agent whose sessions are GMIs (see the module doc); ``create_gmi`` is the same."""
+    return GmiAgent(options)
+
+
+create_gmi = gmi

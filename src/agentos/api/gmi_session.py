@@ -1,0 +1,199 @@
+"""`GmiSession`: one session of a `gmi()` agent (spec: GMIs from agent() → Sessions, Closing).
+
+Each session has a GMI of its own, built from the agent's persona and services on its first
+turn, over the session's `SessionHistoryBuffer`, the source of truth: before each turn the GMI's
+history is replaced with the store's messages. One turn runs at a time: a second `send()` or
+`stream()` waits for the first to end. `messages()`, `reseed()`, `clear()` and
+`drain_history_events()` act on the store; `reseed()` and `clear()` also replace the GMI's own
+history and what it recorded about the dropped turns. `close()` stops a turn still running (its
+model call aborted, its caller given the abort error, its finished steps kept and marked
+partial), then shuts the GMI down; the agent's next `session()` with the id starts empty.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import ContentPart, Message
+from agentos.core.usage import ModelUsage
+from agentos.gmi.chunks import GMIOutput
+from agentos.gmi.gmi import GMI
+from agentos.llm.model import closing_stream
+from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
+
+from .gmi_turn import GmiTurnRun
+from .results import ErrorPart, GenerateTextResult, StreamPart
+from .stream_result import StreamTextResult
+
+__all__ = ["GmiSession", "SessionOptions"]
+
+GmiFactory = Callable[["GmiSession"], Awaitable[GMI]]
+"""Builds a session's GMI (the agent's lazy build: persona, gateway, tools, memory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOptions:
+    """What a session keeps beside its id: the end user's id and its memory scope id."""
+
+    user_id: str | None = None
+    scope_id: str | None = None
+
+
+@dataclass(slots=True)
+class _Usage:
+    total: ModelUsage = field(default_factory=ModelUsage.zero)
+
+
+class GmiSession:
+    """A conversation with a `gmi()` agent, its history in the session store."""
+
+    def __init__(
+        self,
+        session_id: str,
+        history: SessionHistoryBuffer | None,
+        build: GmiFactory,
+        *,
+        options: SessionOptions,
+        on_closed: Callable[[GmiSession], None] | None = None,
+        on_usage: Callable[[ModelUsage], None] | None = None,
+    ) -> None:
+        self.id = session_id
+        self.user_id = options.user_id
+        self.scope_id = options.scope_id or session_id
+        self._history = history
+        self._build = build
+        self._gmi: GMI | None = None
+        self._lock = asyncio.Lock()
+        self._running: GmiTurnRun | None = None
+        self._running_task: asyncio.Task[Any] | None = None
+        self._closed = False
+        self._on_closed = on_closed
+        self._on_usage = on_usage
+        self._usage = _Usage()
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def send(self, prompt: str | list[ContentPart], **options: Any) -> GenerateTextResult:
+        """Run one turn to its end; rejects with the GMI's error, its code kept."""
+        stream = self.stream(prompt, **options)
+        async for part in stream.full_stream:
+            if isinstance(part, ErrorPart):
+                raise part.error
+        return await stream.result
+
+    def stream(self, prompt: str | list[ContentPart], **options: Any) -> StreamTextResult:
+        """Start a turn to read as it streams.
+
+        Its text and usage settle after the store is written; a consumer that stops reading
+        stops the turn and aborts its model call.
+        """
+        self._check_open()
+        if isinstance(prompt, str) and not prompt.strip():
+            raise GMIError(
+                "prompt: the prompt is empty", GMIErrorCode.INVALID_ARGUMENT, {"option": "prompt"}
+            )
+        return StreamTextResult(_LockedRun(self, Message.user(prompt), options))
+
+    async def _gmi_for_turn(self) -> GMI:
+        if self._gmi is None:
+            self._gmi = await self._build(self)  # a failed build is not kept
+        return self._gmi
+
+    async def _turn_finished(self, output: GMIOutput | None, error: BaseException | None) -> None:
+        if output is not None:
+            self._usage.total = self._usage.total + output.usage
+            if self._on_usage is not None:
+                self._on_usage(output.usage)
+
+    # -- the store --------------------------------------------------------------------------
+
+    async def messages(self) -> list[Message]:
+        """Every message the store holds, partial ones included (an empty list without one)."""
+        if self._history is None:
+            return []
+        await self._history.load()
+        return self._history.messages()
+
+    async def reseed(self, messages: Sequence[Message]) -> None:
+        """Replace the stored history (and the GMI's), validating tool pairing first."""
+        if self._history is None:
+            raise GMIError(
+                "reseed() needs a session history; this agent was built with history=False",
+                GMIErrorCode.INVALID_STATE,
+            )
+        await self._history.load()
+        await self._history.reseed(messages)
+        if self._gmi is not None:
+            await self._gmi.replace_history(self._history.prompt_messages())
+
+    async def clear(self) -> None:
+        """Empty the stored history (and the GMI's)."""
+        if self._history is not None:
+            await self._history.load()
+            await self._history.clear()
+        if self._gmi is not None:
+            await self._gmi.clear_history()
+
+    def drain_history_events(self) -> list[HistoryEvent]:
+        """What happened to the stored history since the last call (evictions, reseeds, ...)."""
+        return self._history.drain_history_events() if self._history is not None else []
+
+    def usage(self) -> ModelUsage:
+        """The usage of this session's turns."""
+        return self._usage.total
+
+    # -- closing ----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Stop a running turn, shut the session's GMI down; the session cannot be used again."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._gmi is not None:
+            await self._gmi.shutdown()
+        if self._on_closed is not None:
+            self._on_closed(self)
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise GMIError(f"session {self.id!r} is closed", GMIErrorCode.INVALID_STATE)
+
+
+class _LockedRun:
+    """A session turn that waits for the session's previous turn before it starts."""
+
+    def __init__(self, session: GmiSession, message: Message, options: dict[str, Any]) -> None:
+        self._session = session
+        self._run = GmiTurnRun(
+            session._gmi_for_turn,
+            session._history,
+            message,
+            user_id=session.user_id or session.id,
+            session_id=session.id,
+            options=options,
+            end_user_id=session.user_id,
+            after=session._turn_finished,
+        )
+
+    async def parts(self) -> AsyncIterator[StreamPart]:
+        async with self._session._lock:
+            self._session._check_open()
+            # Closed explicitly, so a consumer that stops reading stops the turn now.
+            async with closing_stream(self._run.parts()) as parts:
+                async for part in parts:
+                    yield part
+
+    def result(self) -> GenerateTextResult:
+        return self._run.result()
+
+    def usage(self) -> ModelUsage:
+        return self._run.usage()

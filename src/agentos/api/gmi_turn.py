@@ -1,0 +1,217 @@
+"""One session turn on a GMI, as an agent's ``send()`` / ``stream()`` reads it (spec: Sessions).
+
+`GmiTurnRun` is a `Run` (`agentos.api.stream_result`): it replaces the GMI's history with the
+session store's (no partial message is ever sent), writes the turn's input and each model step
+the turn finishes to the store as they come (tool calls, results and thinking blocks with
+them), and folds the GMI's chunks into the stream parts of `stream_text()`. The turn's messages
+land as one block when it ends. A turn that fails keeps the steps it finished, its last message
+marked partial; one that fails before any step finished keeps nothing. A consumer that stops
+reading stops the turn and aborts its model call; what it finished stays, marked partial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, cast
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Message, Role, ToolCall, ToolResult
+from agentos.core.usage import ModelUsage
+from agentos.gmi.chunks import GMIOutput, GMIOutputChunkType, StepFinishedPayload
+from agentos.gmi.gmi import GMI
+from agentos.gmi.turn_input import GMITurnInput
+from agentos.llm.model import FinishReason
+from agentos.storage.session_history import SessionHistoryBuffer, TurnWriter
+
+from .results import (
+    GenerateTextResult,
+    StepFinishPart,
+    StepResult,
+    StreamPart,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["GmiTurnRun", "TurnFinished"]
+
+TurnFinished = Callable[[GMIOutput | None, BaseException | None], Awaitable[None]]
+"""Told when a turn ends: its output, or the error that ended it."""
+
+
+class GmiTurnRun:
+    """One turn of a session's GMI: iterate `parts()` once, then read `result()`.
+
+    ``gmi`` gives the GMI when the turn starts (a session builds its GMI on first use).
+    """
+
+    def __init__(
+        self,
+        gmi: Callable[[], Awaitable[GMI]],
+        history: SessionHistoryBuffer | None,
+        user_message: Message,
+        *,
+        user_id: str,
+        session_id: str | None,
+        options: dict[str, Any],
+        end_user_id: str | None = None,
+        after: TurnFinished | None = None,
+    ) -> None:
+        self._gmi_for_turn = gmi
+        self._history = history
+        self._input = user_message
+        self._user_id = user_id
+        self._session_id = session_id
+        self._options = options
+        self._metadata: dict[str, Any] = {"options": dict(options)}
+        if end_user_id:
+            self._metadata["end_user_id"] = end_user_id
+        self._after = after
+        self._steps: list[StepResult] = []
+        self._added: list[Message] = []
+        self._usage = ModelUsage.zero()
+        self._output: GMIOutput | None = None
+
+    def usage(self) -> ModelUsage:
+        """The turn's usage so far: finished steps and billed failed attempts."""
+        return self._usage
+
+    def result(self) -> GenerateTextResult:
+        """The finished turn as a `GenerateTextResult` (``response_messages``: what it added)."""
+        if self._output is None or not self._steps:
+            raise GMIError("the turn has not finished a step", GMIErrorCode.INVALID_STATE)
+        last = self._steps[-1]
+        return GenerateTextResult(
+            text=last.text,
+            usage=self._usage,
+            finish_reason=last.finish_reason,
+            tool_calls=[call for step in self._steps for call in step.tool_calls],
+            tool_results=[result for step in self._steps for result in step.tool_results],
+            steps=list(self._steps),
+            response_messages=list(self._added),
+            provider_id=last.provider_id,
+            model_id=last.model_id,
+        )
+
+    async def parts(self) -> AsyncIterator[StreamPart]:
+        """Run the turn and yield its parts (see the module doc)."""
+        gmi = await self._gmi_for_turn()  # built (or rebuilt after a failed build) now
+        writer: TurnWriter | None = None
+        if self._history is not None:
+            await self._history.load()
+            await gmi.replace_history(self._history.prompt_messages())
+            writer = self._history.begin_turn()
+            await writer.add([self._input])
+        seen = {id(m) for m in gmi.history.messages()}
+        input_seen = False
+        turn_input = GMITurnInput(
+            interaction_id=f"turn-{uuid.uuid4()}",
+            user_id=self._user_id,
+            content=self._input.content if isinstance(self._input.content, str) else None,
+            session_id=self._session_id,
+            metadata=self._metadata,
+        )
+        if not isinstance(self._input.content, str):
+            turn_input = GMITurnInput(
+                interaction_id=turn_input.interaction_id,
+                user_id=self._user_id,
+                content=list(self._input.content),
+                session_id=self._session_id,
+                metadata=turn_input.metadata,
+            )
+        stream = gmi.process_turn_stream(turn_input)
+        error: BaseException | None = None
+        finished = False
+        calls: list[ToolCall] = []
+
+        async def flush() -> None:
+            # What the GMI added to its history since the last flush, less the user message it
+            # recorded (the store got the turn's input first). Identity, not position: the
+            # history window may have trimmed older messages when the input was recorded.
+            nonlocal input_seen
+            new = [m for m in gmi.history.messages() if id(m) not in seen]
+            seen.update(id(m) for m in new)
+            if not input_seen and new and new[0].role is Role.USER:
+                new = new[1:]
+                input_seen = True
+            self._added.extend(new)
+            if writer is not None and new:
+                await writer.add(new)
+
+        try:
+            async for chunk in stream:
+                kind = chunk.type
+                if kind is GMIOutputChunkType.TEXT_DELTA:
+                    yield TextDeltaPart(str(chunk.content))
+                elif kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
+                    for call in chunk.content:
+                        calls.append(call)
+                        yield ToolCallPart(call)
+                elif kind is GMIOutputChunkType.USAGE_UPDATE:
+                    if chunk.metadata.get("attempt_failed") and chunk.usage is not None:
+                        self._usage = self._usage + chunk.usage
+                elif kind is GMIOutputChunkType.STEP_FINISHED:
+                    await flush()
+                    step = _step_result(chunk.content, calls)
+                    calls = []
+                    if step.usage is not None:
+                        self._usage = self._usage + step.usage
+                    self._steps.append(step)
+                    yield StepFinishPart(step)
+                elif kind is GMIOutputChunkType.TOOL_RESULT:
+                    payload = chunk.content
+                    result = ToolResult(
+                        payload.tool_call_id,
+                        payload.name,
+                        payload.result,
+                        payload.is_error,
+                        payload.error_details,
+                    )
+                    if self._steps:
+                        self._steps[-1].tool_results.append(result)
+                    yield ToolResultPart(result)
+                elif kind is GMIOutputChunkType.ERROR:
+                    details = chunk.error_details or {}
+                    error = GMIError(
+                        str(chunk.content),
+                        details.get("code") or GMIErrorCode.GMI_PROCESSING_ERROR,
+                        details.get("details"),
+                    )
+            self._output = await stream.output()
+            self._usage = self._output.usage
+            await flush()
+            if error is not None:
+                raise error
+            finished = True
+        finally:
+            if not finished:
+                with contextlib.suppress(Exception):
+                    await stream.aclose()
+                with contextlib.suppress(Exception):
+                    await flush()
+            if writer is not None:
+                if finished:
+                    await writer.commit()
+                else:
+                    await writer.fail(has_steps=bool(self._steps))
+            if self._after is not None:
+                await self._after(self._output if finished else None, error)
+
+
+def _step_result(payload: StepFinishedPayload, calls: list[ToolCall]) -> StepResult:
+    return StepResult(
+        index=payload.step_index,
+        text=payload.text,
+        tool_calls=list(calls),
+        tool_results=[],
+        finish_reason=cast("FinishReason", payload.finish_reason),
+        usage=payload.usage,
+        provider_id=payload.provider_id,
+        model_id=payload.model_id,
+        replay_blocks=list(payload.thinking_blocks or []),
+        response_model=payload.response_model,
+        provider_message_id=payload.provider_message_id,
+        cache_diagnostics=payload.cache_diagnostics,
+    )
