@@ -292,3 +292,31 @@ async def test_metaprompts_checked_after_each_turn_that_ends_without_error() -> 
     assert failed.error is not None
     assert runner.checked == ["t1", "t3"]
     assert gmi.state is GMIPrimeState.READY  # a failed turn leaves the GMI ready for the next
+
+
+async def test_cache_diagnostics_on_every_step_each_naming_the_previous_response() -> None:
+    from agentos.llm.model import CacheDiagnosticsRequest
+
+    model = ScriptedModel(
+        [
+            ScriptStep(tool_calls=[ToolCall("c1", "echo", {"x": 1})], provider_message_id="msg_1"),
+            ScriptStep(text="done", provider_message_id="msg_2"),
+        ]
+    )
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([echo]))
+    await run(gmi, turn(metadata={"options": {"cacheDiagnostics": {"previousMessageId": "msg_0"}}}))
+    sent = [r.options.cache_diagnostics for r in model.requests]
+    assert sent == [CacheDiagnosticsRequest("msg_0"), CacheDiagnosticsRequest("msg_1")]
+    plain = ScriptedModel(["x"])
+    await run(await make_gmi(plain), turn())
+    assert plain.requests[0].options.cache_diagnostics is None  # not a forwarded option
+
+
+async def test_a_memory_provider_context_follows_every_other_system_prompt() -> None:
+    model = ScriptedModel(["ok"])
+    gmi = await make_gmi(model)
+    await run(
+        gmi,
+        turn(metadata={"memory_provider_context": "User likes tea.", "skill_prompt_context": "S."}),
+    )
+    assert system_texts(model) == ["You are P.", "S.", "User likes tea."]

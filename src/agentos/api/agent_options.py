@@ -116,7 +116,9 @@ class AgentOptions(TypedDict, total=False):
     - ``history``: ``True`` (default), ``False`` (keep none) or ``{max_tokens}`` (120,000).
     - ``store``: a session store (the source of truth of each session's history).
     - ``memory``: ``True`` or ``{embedding: {provider, model?, dimension?}, consolidation:
-      {enabled, interval}, store}``: the cognitive memory (gmi runtime only).
+      {enabled, interval}, store}``: the cognitive memory (gmi runtime only). ``store`` is a
+      `MemoryStore` (``SQLiteMemoryStore`` makes it durable); ``embedder`` (an agentos
+      extension) is an `Embedder` instance used instead of ``embedding``'s provider.
     - ``memory_provider`` (``get_context()`` / ``observe()``) and ``memory_provider_options``
       (``{timeout_ms}``).
     - ``cognition`` (``'light'``, ``'full'`` or a `CognitionConfig`), ``cognitive_mechanisms``
@@ -516,7 +518,7 @@ def _check_state(options: Mapping[str, Any]) -> None:
     _check_memory(options.get("memory"))
 
 
-_MEMORY_KEYS = ("embedding", "consolidation", "store")
+_MEMORY_KEYS = ("embedding", "embedder", "consolidation", "store")
 
 
 def _check_memory(memory: object) -> None:

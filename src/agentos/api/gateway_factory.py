@@ -10,6 +10,7 @@ by the caller serves the primary hop as it is.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
@@ -22,7 +23,11 @@ from agentos.llm.resolve import resolve_model
 from agentos.llm.spend_budget import BudgetLike
 from agentos.storage.usage_records import UsageLedger
 
-__all__ = ["build_gateway", "coerce_legs"]
+__all__ = ["CALL_BUDGET", "build_gateway", "coerce_legs"]
+
+CALL_BUDGET: ContextVar[BudgetLike | None] = ContextVar("agentos_call_budget", default=None)
+"""A budget that replaces the gateway's for the calls made in this context (a ``budget`` passed
+to one ``send()``: the GMI's turn task copies the context it was started in)."""
 
 
 def coerce_legs(
@@ -58,8 +63,9 @@ def build_gateway(
             served = resolve_model(
                 provider, model, api_key=api_key, base_url=base_url, environ=environ
             )
-        if budget is not None:
-            served = BudgetedModel(served, budget, call=call)
+        chosen = CALL_BUDGET.get() or budget
+        if chosen is not None:
+            served = BudgetedModel(served, chosen, call=call)
         return MeteredModel(served, ledger=ledger, context=replace(context, hop=hop))
 
     return create_completion_gateway(defaults, resolver=resolver)

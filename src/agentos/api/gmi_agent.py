@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Unpack
@@ -39,6 +40,7 @@ from agentos.llm.resolve import resolve_model
 from agentos.llm.spend_budget import SpendBudget
 from agentos.memory.config import CognitiveMemoryConfig
 from agentos.memory.manager import CognitiveMemoryManager
+from agentos.memory.store import MemoryStore
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_history import SessionHistoryBuffer
 from agentos.storage.session_store import SessionStore
@@ -58,6 +60,12 @@ from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS
 from .gmi_persona import persona_from_agent_options
 from .gmi_session import GmiSession, SessionOptions
 from .gmi_turn import GmiTurnRun
+from .memory_provider import (
+    MemoryProviderWarning,
+    fetch_memory_context,
+    memory_timeout_ms,
+    observe_turn,
+)
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
 
@@ -85,6 +93,14 @@ class GmiAgent:
         warn_unapplied(options, runtime="gmi", stacklevel=4)
         self.options: AgentOptions = options
         self.cognition: ResolvedCognition = resolve_cognition(options)
+        if self.cognition.memory_on and options.get("memory_provider") is not None:
+            warnings.warn(
+                MemoryProviderWarning(
+                    "memory_provider: cognitive memory is on, so its get_context() is skipped in "
+                    "sessions (the cognitive memory supplies the context); observe() still runs"
+                ),
+                stacklevel=3,
+            )
         self.budget: SpendBudget | None = spend_budget_from_option(options.get("budget"))
         self._persona_id = f"agent-{uuid.uuid4().hex[:12]}"
         self._built: _Built | None = None
@@ -121,20 +137,28 @@ class GmiAgent:
 
     async def _build_memory(self) -> CognitiveMemoryManager:
         settings = self.options.get("memory")
-        embedding = settings.get("embedding") if isinstance(settings, Mapping) else None
-        embedder = resolve_embedder(
-            EmbeddingSettings.from_mapping(embedding) if isinstance(embedding, Mapping) else None
-        )
-        await verify_embedder(embedder)
-        consolidation = settings.get("consolidation") if isinstance(settings, Mapping) else None
+        settings = settings if isinstance(settings, Mapping) else {}
+        embedder = settings.get("embedder")
+        if embedder is None:
+            embedding = settings.get("embedding")
+            embedder = resolve_embedder(
+                EmbeddingSettings.from_mapping(embedding)
+                if isinstance(embedding, Mapping)
+                else None
+            )
+        await verify_embedder(embedder)  # one test embedding: a model that cannot answer fails
+        store = settings.get("store")
         manager = CognitiveMemoryManager(
             CognitiveMemoryConfig(
                 embedder=embedder,
+                store=store if isinstance(store, MemoryStore) else None,
                 agent_id=self._persona_id,
                 traits=self.options.get("personality"),
                 mechanisms=self.cognition.mechanisms,
             )
         )
+        await manager.initialize()
+        consolidation = settings.get("consolidation")
         if isinstance(consolidation, Mapping) and consolidation.get("enabled"):
             manager.start()
         return manager
@@ -264,12 +288,34 @@ class GmiAgent:
             built = await self._build()
             return await self._gmi(built, session=session, budget=self.budget, memory=True)
 
+        provider = self.options.get("memory_provider")
+        timeout_ms = memory_timeout_ms(self.options.get("memory_provider_options"))
+
+        async def context(session: GmiSession, text: str) -> str | None:
+            # With cognitive memory on, the memory supplies the context (warned at construction).
+            if provider is None or self.cognition.memory_on:
+                return None
+            return await fetch_memory_context(
+                provider,
+                text,
+                timeout_ms=timeout_ms,
+                session_id=session.id,
+                user_id=session.user_id,
+            )
+
+        async def observe(session: GmiSession, text: str, reply: str) -> None:
+            await observe_turn(
+                provider, text, reply, session_id=session.id, user_id=session.user_id
+            )
+
         created = GmiSession(
             session_id,
             history,
             build,
             options=SessionOptions(user_id=user_id, scope_id=scope_id),
             on_usage=lambda usage: self._add_usage(session_id, usage),
+            memory_context=context,
+            observe=observe if provider is not None else None,
         )
         self._sessions[session_id] = created
         return created

@@ -25,11 +25,31 @@ from agentos.gmi.gmi import GMI
 from agentos.llm.model import closing_stream
 from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
 
+from .agent_options import spend_budget_from_option
+from .generate import refuse_unknown_options
 from .gmi_turn import GmiTurnRun
 from .results import ErrorPart, GenerateTextResult, StreamPart
 from .stream_result import StreamTextResult
+from .structured import structured_spec
 
-__all__ = ["GmiSession", "SessionOptions"]
+__all__ = ["SEND_OPTIONS", "GmiSession", "SessionOptions"]
+
+SEND_OPTIONS = frozenset(
+    {
+        "response_schema",
+        "schema_name",
+        "block_label",
+        "tool_choice",
+        "request_timeout",
+        "cache_diagnostics",
+        "cache",
+        "max_tokens",
+        "abort_signal",
+        "budget",
+    }
+)
+"""What one `GmiSession.send()` / `stream()` takes (spec: session.send(input, options))."""
+_FORWARDED = ("tool_choice", "request_timeout", "cache_diagnostics", "cache", "max_tokens")
 
 GmiFactory = Callable[["GmiSession"], Awaitable[GMI]]
 """Builds a session's GMI (the agent's lazy build: persona, gateway, tools, memory)."""
@@ -60,6 +80,8 @@ class GmiSession:
         options: SessionOptions,
         on_closed: Callable[[GmiSession], None] | None = None,
         on_usage: Callable[[ModelUsage], None] | None = None,
+        memory_context: Callable[[GmiSession, str], Awaitable[str | None]] | None = None,
+        observe: Callable[[GmiSession, str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.id = session_id
         self.user_id = options.user_id
@@ -74,6 +96,9 @@ class GmiSession:
         self._on_closed = on_closed
         self._on_usage = on_usage
         self._usage = _Usage()
+        self._memory_context = memory_context
+        self._last_prompt = ""
+        self._observe = observe
 
     # -- turns ------------------------------------------------------------------------------
 
@@ -96,6 +121,7 @@ class GmiSession:
             raise GMIError(
                 "prompt: the prompt is empty", GMIErrorCode.INVALID_ARGUMENT, {"option": "prompt"}
             )
+        refuse_unknown_options(options, SEND_OPTIONS)
         return StreamTextResult(_LockedRun(self, Message.user(prompt), options))
 
     async def _gmi_for_turn(self) -> GMI:
@@ -104,6 +130,8 @@ class GmiSession:
         return self._gmi
 
     async def _turn_finished(self, output: GMIOutput | None, error: BaseException | None) -> None:
+        if output is not None and self._observe is not None and output.response_text:
+            await self._observe(self, self._last_prompt, output.response_text)
         if output is not None:
             self._usage.total = self._usage.total + output.usage
             if self._on_usage is not None:
@@ -163,6 +191,11 @@ class GmiSession:
         """Whether `close()` was called."""
         return self._closed
 
+    @property
+    def gmi(self) -> GMI | None:
+        """The session's GMI (its mood, events, trace), or ``None`` before its first turn."""
+        return self._gmi
+
     def _check_open(self) -> None:
         if self._closed:
             raise GMIError(f"session {self.id!r} is closed", GMIErrorCode.INVALID_STATE)
@@ -173,15 +206,30 @@ class _LockedRun:
 
     def __init__(self, session: GmiSession, message: Message, options: dict[str, Any]) -> None:
         self._session = session
+        schema = options.get("response_schema")
+        spec = structured_spec(schema, options.get("schema_name")) if schema is not None else None
+        forwarded = {k: options[k] for k in _FORWARDED if options.get(k) is not None}
+        if spec is not None:
+            forwarded.update(response_schema=spec.json_schema, schema_name=spec.name)
+        provider = session._memory_context
+
+        async def context(text: str) -> str | None:
+            session._last_prompt = text
+            return await provider(session, text) if provider is not None else None
+
         self._run = GmiTurnRun(
             session._gmi_for_turn,
             session._history,
             message,
             user_id=session.user_id or session.id,
             session_id=session.id,
-            options=options,
+            options=forwarded,
             end_user_id=session.user_id,
             after=session._turn_finished,
+            structured=spec,
+            abort_signal=options.get("abort_signal"),
+            context=context,
+            budget=spend_budget_from_option(options.get("budget")),
         )
 
     async def parts(self) -> AsyncIterator[StreamPart]:

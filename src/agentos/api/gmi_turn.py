@@ -11,6 +11,7 @@ reading stops the turn and aborts its model call; what it finished stays, marked
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -23,8 +24,11 @@ from agentos.gmi.chunks import GMIOutput, GMIOutputChunkType, StepFinishedPayloa
 from agentos.gmi.gmi import GMI
 from agentos.gmi.turn_input import GMITurnInput
 from agentos.llm.model import FinishReason
+from agentos.llm.spend_budget import BudgetLike
 from agentos.storage.session_history import SessionHistoryBuffer, TurnWriter
 
+from .abort import AbortSignal, abort_reason, is_aborted, wait_aborted
+from .gateway_factory import CALL_BUDGET
 from .results import (
     GenerateTextResult,
     StepFinishPart,
@@ -34,6 +38,7 @@ from .results import (
     ToolCallPart,
     ToolResultPart,
 )
+from .structured import ObjectGenerationError, StructuredSpec
 
 __all__ = ["GmiTurnRun", "TurnFinished"]
 
@@ -58,6 +63,10 @@ class GmiTurnRun:
         options: dict[str, Any],
         end_user_id: str | None = None,
         after: TurnFinished | None = None,
+        structured: StructuredSpec | None = None,
+        abort_signal: AbortSignal | asyncio.Event | None = None,
+        context: Callable[[str], Awaitable[str | None]] | None = None,
+        budget: BudgetLike | None = None,
     ) -> None:
         self._gmi_for_turn = gmi
         self._history = history
@@ -69,10 +78,21 @@ class GmiTurnRun:
         if end_user_id:
             self._metadata["end_user_id"] = end_user_id
         self._after = after
+        self._structured = structured
+        self._abort_signal = abort_signal
+        self._context = context
+        self._budget = budget
+        self._object: Any = None
         self._steps: list[StepResult] = []
         self._added: list[Message] = []
         self._usage = ModelUsage.zero()
         self._output: GMIOutput | None = None
+
+    @staticmethod
+    async def _watch(gmi: GMI, signal: AbortSignal | asyncio.Event) -> None:
+        """Stop the turn when the signal aborts: as `close()` stops it, the session stays open."""
+        await wait_aborted(signal)
+        await gmi.abort_turn(GMIError("the turn was aborted by its signal", GMIErrorCode.ABORTED))
 
     def usage(self) -> ModelUsage:
         """The turn's usage so far: finished steps and billed failed attempts."""
@@ -93,11 +113,19 @@ class GmiTurnRun:
             response_messages=list(self._added),
             provider_id=last.provider_id,
             model_id=last.model_id,
+            object=self._object,
         )
 
     async def parts(self) -> AsyncIterator[StreamPart]:
         """Run the turn and yield its parts (see the module doc)."""
+        signal = self._abort_signal
+        if signal is not None and is_aborted(signal):
+            raise abort_reason(signal)  # a send whose signal has already aborted starts no turn
         gmi = await self._gmi_for_turn()  # built (or rebuilt after a failed build) now
+        if self._context is not None:
+            provided = await self._context(self._input.text)
+            if provided:
+                self._metadata["memory_provider_context"] = provided
         writer: TurnWriter | None = None
         if self._history is not None:
             await self._history.load()
@@ -121,7 +149,13 @@ class GmiTurnRun:
                 session_id=self._session_id,
                 metadata=turn_input.metadata,
             )
-        stream = gmi.process_turn_stream(turn_input)
+        token = CALL_BUDGET.set(self._budget) if self._budget is not None else None
+        try:
+            stream = gmi.process_turn_stream(turn_input)  # its task copies the budget context
+        finally:
+            if token is not None:
+                CALL_BUDGET.reset(token)
+        watcher = asyncio.create_task(self._watch(gmi, signal)) if signal is not None else None
         error: BaseException | None = None
         finished = False
         calls: list[ToolCall] = []
@@ -183,9 +217,22 @@ class GmiTurnRun:
             self._usage = self._output.usage
             await flush()
             if error is not None:
+                if signal is not None and is_aborted(signal):
+                    raise abort_reason(signal) from error
                 raise error
+            if self._structured is not None and self._steps:
+                last = self._steps[-1]
+                try:
+                    self._object = self._structured.parse(last.text, last.finish_reason)
+                except ObjectGenerationError:
+                    if writer is not None:
+                        await writer.discard()  # the turn leaves nothing in the history
+                        writer = None
+                    raise
             finished = True
         finally:
+            if watcher is not None:
+                watcher.cancel()
             if not finished:
                 with contextlib.suppress(Exception):
                     await stream.aclose()

@@ -269,6 +269,22 @@ class GMI:
         self._trace(ReasoningEntryType.LIFECYCLE, "GMI shut down")
         self.state = GMIPrimeState.SHUTDOWN
 
+    async def abort_turn(self, reason: GMIError | None = None) -> None:
+        """Stop the running turn (its model call aborted); it ends with ``reason`` (ABORTED).
+
+        The GMI stays READY for the next turn; a tool round the turn had started answers its
+        unfinished calls. Does nothing when no turn runs.
+        """
+        running = self._running
+        if running is None or running._task.done():
+            return
+        self._abort_reason = reason or GMIError("the turn was aborted", GMIErrorCode.ABORTED)
+        running._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(running._task)
+        if self.state is not GMIPrimeState.SHUTTING_DOWN:
+            self._abort_reason = None
+
     # -- turns ------------------------------------------------------------------------------
 
     def process_turn_stream(self, turn_input: GMITurnInput) -> GMITurnStream:

@@ -12,6 +12,7 @@ Prepared once per user turn, before its first model call, and sent on every step
 | 60 | the profile's system instructions | ``metadata["prompt_profile"]`` |
 | 90 | the user's verbosity preference | ``user_context["preferences"]`` |
 | 91 | the user's preferred response format | ``user_context["preferences"]`` |
+| 1000 | a memory provider's context, after the others | ``metadata["memory_provider_context"]`` |
 
 Metadata keys are read in snake_case or the TypeScript camelCase (``rollingSummary``, ...); a
 summary or discovery entry is a string or a mapping with ``text`` / ``prompt_context``.
@@ -37,6 +38,7 @@ from agentos.persona.definition import PersonaDefinition
 from agentos.persona.personality import personality_section
 
 __all__ = [
+    "MEMORY_PROVIDER_PRIORITY",
     "ROLLING_SUMMARY_HEADING",
     "DISCOVERY_HEADING",
     "metadata_value",
@@ -44,6 +46,8 @@ __all__ = [
     "turn_system_prompts",
 ]
 
+MEMORY_PROVIDER_PRIORITY = 1000
+"""An agent's memory provider context: after the leading system prompts (spec: memoryProvider)."""
 ROLLING_SUMMARY_HEADING = "Rolling Memory Summary (compressed)"
 DISCOVERY_HEADING = "Capability Discovery Context"
 
@@ -151,4 +155,7 @@ def turn_system_prompts(
     preferences = user_context.get("preferences")
     if isinstance(preferences, Mapping):
         prompts.extend(preference_prompts(preferences))
+    provided = metadata_value(metadata, "memory_provider_context")
+    if isinstance(provided, str) and provided.strip():
+        prompts.append(SystemPrompt(provided, MEMORY_PROVIDER_PRIORITY, "memory_provider"))
     return prompts

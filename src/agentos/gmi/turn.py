@@ -36,7 +36,12 @@ from agentos.gmi.turn_input import GMITurnInput
 from agentos.gmi.turn_phases import TurnContext, after_turn, before_first_call
 from agentos.gmi.turn_stream import GMITurnStream
 from agentos.llm.gateway import GatewayTurn, Hop
-from agentos.llm.model import ModelRequest, ToolDefinition
+from agentos.llm.model import (
+    CacheDiagnosticsRequest,
+    CompletionOptions,
+    ModelRequest,
+    ToolDefinition,
+)
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.orchestrator import tool_error_result
 
@@ -66,6 +71,8 @@ class TurnRunner:
         self.billed: list[ModelUsage] = []
         self.tool_calls: list[ToolCall] = []
         self.last_text: str | None = None
+        self.last_message_id: str | None = None
+        """The provider's id for the last step's response (cache diagnostics compare with it)."""
         self.unannounced: list[ToolResult] = []
         """Results a stopped round recorded without their TOOL_RESULT chunk yet."""
 
@@ -272,17 +279,36 @@ class TurnRunner:
             session_data=self.gmi.session_data,
         )
         tools = self.gmi._orchestrator.list_tools(context)
+        schema = metadata_value(self.options, "response_schema")
+        if isinstance(schema, dict):
+            tools = []  # a schema answer is asked for without tools (spec: Completion options)
         options = to_completion_options(
             forwarded_options(self.persona, self.options, has_tools=bool(tools))
         )
+        if isinstance(schema, dict):
+            name = metadata_value(self.options, "schema_name")
+            options = dataclasses.replace(
+                options,
+                response_schema=schema,
+                schema_name=name if isinstance(name, str) else "response",
+            )
         end_user = metadata_value(self.input.metadata, "end_user_id")
         if isinstance(end_user, str) and end_user:
             # The end user's id is the GMI's own to send (spec: Completion options), and only
             # for a session opened with one.
             options = dataclasses.replace(options, user_id=end_user)
+        diagnostics = _cache_diagnostics(self.options)
+        previous_step_id: str | None = None
         for step_index in range(self.config.max_tool_loop_iterations):
             earlier = self._earlier_history()
             current = list(self.turn_messages)
+            if diagnostics is not None:
+                # Spec (Cache Diagnostics): the first step compares against the message the
+                # turn names, each later step against the previous step's response.
+                request = (
+                    diagnostics if step_index == 0 else CacheDiagnosticsRequest(previous_step_id)
+                )
+                options = dataclasses.replace(options, cache_diagnostics=request)
             # Retrieval and memory context go with the turn's first model call only (step 6).
             retrieved = found.retrieved_context if step_index == 0 else None
 
@@ -292,6 +318,7 @@ class TurnRunner:
                 current: list[Message] = current,
                 step_index: int = step_index,
                 retrieved: str | None = retrieved,
+                options: CompletionOptions = options,
             ) -> ModelRequest:
                 built = self.gmi._prompt_engine.build(
                     provider=hop.provider_id,
@@ -309,6 +336,7 @@ class TurnRunner:
                 return ModelRequest(messages, tools, options)
 
             calls = await self._step(gateway_turn, build, step_index)
+            previous_step_id = self.last_message_id
             if not calls:
                 return
             await self._run_tools(calls, context)
@@ -358,6 +386,7 @@ class TurnRunner:
         assert hop is not None
         calls = step.tool_calls
         payload = step_finished_payload(step, hop, step_index)
+        self.last_message_id = payload.provider_message_id
         message = step.message()
         replaced = await self._after_step(payload, calls)
         if replaced is not None:
@@ -514,3 +543,22 @@ class TurnRunner:
                 result.error_details,
             ),
         )
+
+
+def _cache_diagnostics(options: dict[str, Any]) -> CacheDiagnosticsRequest | None:
+    """The first step's request from ``cache_diagnostics`` (``True`` or ``{previous_message_id}``).
+
+    Not a forwarded completion option (spec: Completion options): the GMI turns it into each
+    step's own request.
+    """
+    value = metadata_value(options, "cache_diagnostics")
+    if value is None or value is False:
+        return None
+    if value is True:
+        return CacheDiagnosticsRequest()
+    if isinstance(value, str):
+        return CacheDiagnosticsRequest(value or None)
+    if isinstance(value, dict):
+        previous = metadata_value(value, "previous_message_id")
+        return CacheDiagnosticsRequest(previous if isinstance(previous, str) else None)
+    return None

@@ -49,6 +49,7 @@ class ScriptStep:
     - ``usage``: reported last; ``None`` estimates it (characters / 4) from the request and the
       reply; ``report_usage=False`` reports none.
     - ``finish_reason``: defaults to ``tool_calls`` when the step calls tools, else ``stop``.
+    - ``provider_message_id``: the response id the `FinishChunk` reports (none by default).
     - ``error``: raised after the step's output, so a step with no text and no tool calls fails
       before any output. `ScriptStep.fail()` builds a provider error with an HTTP status.
     - ``wait``: seconds on the model's clock, or an event to wait for, before text delta
@@ -66,6 +67,7 @@ class ScriptStep:
     error: BaseException | None = None
     wait: float | asyncio.Event | None = None
     wait_at: int = 0
+    provider_message_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.wait_at < 0:
@@ -206,7 +208,9 @@ class ScriptedModel:
         if step.error is not None:
             raise step.error
         finish: FinishReason = step.finish_reason or ("tool_calls" if step.tool_calls else "stop")
-        yield FinishChunk(finish, response_model=self._model_id)
+        yield FinishChunk(
+            finish, response_model=self._model_id, provider_message_id=step.provider_message_id
+        )
         if step.report_usage:
             yield UsageChunk(step.usage or _estimate_usage(request, step))
 
