@@ -299,24 +299,27 @@ async def test_a_refused_step_ends_the_turn_with_llm_provider_error() -> None:
 async def test_a_sqlite_session_resumes_in_another_process(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     store = SQLiteSessionStore(path=path)
-    agent = gmi(model=ScriptedModel(["Nice to meet you, Ada."]), store=store)
+    agent = gmi(model=ScriptedModel(["Nice to meet you, Ada.", "Noted."]), store=store)
     await agent.session("chat-1", user_id="ada").send("My name is Ada.")
-    await agent.close()
-    store.close()
+    await agent.session("chat-2", user_id="ada").send("Something else.")
+    await agent.session("chat-2").close()  # closed: its next opening starts empty
+    store.close()  # the process "exits" without closing chat-1: it stays resumable
     script = f"""
 import asyncio, json
 from agentos.api.gmi_agent import gmi
 from agentos.storage.session_store import SQLiteSessionStore
 from agentos.testing import ScriptedModel
 async def main():
-    model = ScriptedModel(["You are Ada."])
+    model = ScriptedModel(["You are Ada.", "New start."])
     agent = gmi(model=model, store=SQLiteSessionStore(path={str(path)!r}))
-    await agent.session("chat-1", user_id="ada").send("What is my name?")
-    print(json.dumps([m.text for m in model.requests[0].messages]))
+    await agent.session("chat-1").send("What is my name?")
+    await agent.session("chat-2").send("Anything?")
+    print(json.dumps([[m.text for m in r.messages] for r in model.requests]))
 asyncio.run(main())
 """
     done = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
-    sent = json.loads(done.stdout)
-    assert sent[-3:] == ["My name is Ada.", "Nice to meet you, Ada.", "What is my name?"]
+    resumed, fresh = json.loads(done.stdout)
+    assert resumed[-3:] == ["My name is Ada.", "Nice to meet you, Ada.", "What is my name?"]
+    assert fresh == ["Anything?"]

@@ -24,6 +24,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Unpack
 
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -43,7 +44,7 @@ from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import MemoryStore
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_history import SessionHistoryBuffer
-from agentos.storage.session_store import SessionStore
+from agentos.storage.session_store import SessionInfo, SessionStore
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
@@ -267,10 +268,9 @@ class GmiAgent:
                     {"option": "user_id"},
                 )
             return open_session
-        scope_id = (
-            session_id if session_id not in self._opened else f"{session_id}#{uuid.uuid4().hex[:8]}"
-        )
-        self._opened.add(session_id)
+        store = self.options.get("store")
+        durable = store if isinstance(store, SessionStore) else None
+        scope_id, user_id = self._scope(session_id, user_id, durable)
         history_option = self.options.get("history", True)
         history = None
         if history_option is not False:
@@ -279,10 +279,7 @@ class GmiAgent:
                 if isinstance(history_option, Mapping)
                 else DEFAULT_HISTORY_MAX_TOKENS
             )
-            store = self.options.get("store")
-            history = SessionHistoryBuffer(
-                scope_id, store if isinstance(store, SessionStore) else None, max_tokens=max_tokens
-            )
+            history = SessionHistoryBuffer(scope_id, durable, max_tokens=max_tokens)
 
         async def build(session: GmiSession) -> GMI:
             built = await self._build()
@@ -316,9 +313,43 @@ class GmiAgent:
             on_usage=lambda usage: self._add_usage(session_id, usage),
             memory_context=context,
             observe=observe if provider is not None else None,
+            on_closed=lambda closed: self._closed_session(closed, durable),
         )
         self._sessions[session_id] = created
         return created
+
+    def _scope(
+        self, session_id: str, user_id: str | None, store: SessionStore | None
+    ) -> tuple[str, str | None]:
+        """The memory scope (and user) of an opening of ``session_id`` (spec: Scope).
+
+        The session id at its first opening, a new id at each opening after a close. With a
+        durable store, a session still open in it (another process's, or this one's before a
+        restart) continues with its scope and user; one closed there starts anew.
+        """
+        info = store.load_info(session_id) if store is not None else None
+        if info is not None and info.open:
+            if user_id is not None and info.user_id is not None and user_id != info.user_id:
+                raise GMIError(
+                    f"session {session_id!r} is open for user {info.user_id!r}, not {user_id!r}",
+                    GMIErrorCode.INVALID_ARGUMENT,
+                    {"option": "user_id"},
+                )
+            self._opened.add(session_id)
+            return info.scope_id, user_id or info.user_id
+        reopened = session_id in self._opened or info is not None
+        scope_id = f"{session_id}#{uuid.uuid4().hex[:8]}" if reopened else session_id
+        self._opened.add(session_id)
+        if store is not None:
+            store.save_info(SessionInfo(session_id, user_id, scope_id, True, datetime.now(UTC)))
+        return scope_id, user_id
+
+    def _closed_session(self, session: GmiSession, store: SessionStore | None) -> None:
+        if store is None:
+            return
+        info = store.load_info(session.id)
+        if info is not None and info.open:
+            store.save_info(dataclasses.replace(info, open=False, closed_at=datetime.now(UTC)))
 
     def _add_usage(self, session_id: str, usage: ModelUsage) -> None:
         self._usage[session_id] = self._usage.get(session_id, ModelUsage.zero()) + usage
