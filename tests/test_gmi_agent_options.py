@@ -165,3 +165,22 @@ async def test_cognitive_memory_is_shared_by_sessions_of_one_user() -> None:
     systems = "\n".join(m.text for m in model.requests[1].messages if m.role is Role.SYSTEM)
     assert "I am allergic to peanuts." in systems
     await agent.close()
+
+
+async def test_generate_takes_its_per_call_options_and_refuses_others() -> None:
+    model = ScriptedModel(["a", '{"city": "Rome", "country": "Italy"}'])
+    other = ScriptedModel(["from the other model"])
+    agent = gmi(model=model, cognition="full")
+    result = await agent.generate("hi", temperature=0.2, max_tokens=20, max_steps=1)
+    assert result.text == "a"
+    assert (model.requests[0].options.temperature, model.requests[0].options.max_tokens) == (
+        0.2,
+        20,
+    )
+    answer = await agent.generate("Where is the Colosseum?", response_schema=Answer)
+    assert answer.object == Answer(city="Rome", country="Italy")
+    assert (await agent.generate("x", model=other)).text == "from the other model"
+    with pytest.raises(GMIError) as caught:
+        agent.stream("x", seed=3)
+    assert caught.value.details["option"] == "seed"
+    assert agent.usage().total_tokens > 0  # calls count in the agent's usage

@@ -45,6 +45,7 @@ from agentos.memory.store import MemoryStore
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_history import SessionHistoryBuffer
 from agentos.storage.session_store import SessionInfo, SessionStore
+from agentos.storage.usage_records import UsageLedger
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
@@ -57,7 +58,7 @@ from .agent_options import (
 )
 from .cognition import ResolvedCognition, resolve_cognition
 from .gateway_factory import build_gateway, coerce_legs
-from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS
+from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS, refuse_unknown_options
 from .gmi_persona import persona_from_agent_options
 from .gmi_session import GmiSession, SessionOptions
 from .gmi_turn import GmiTurnRun
@@ -69,8 +70,26 @@ from .memory_provider import (
 )
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
+from .structured import structured_spec
 
-__all__ = ["GmiAgent", "create_gmi", "gmi"]
+__all__ = ["CALL_OPTIONS", "GmiAgent", "create_gmi", "gmi"]
+
+CALL_OPTIONS = frozenset(
+    {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "response_schema",
+        "schema_name",
+        "model",
+        "provider",
+        "max_steps",
+        "usage_ledger",
+        "abort_signal",
+        "budget",
+    }
+)
+"""What `GmiAgent.generate()` / `stream()` take per call (spec: agent.generate())."""
 
 DEFAULT_HISTORY_MAX_TOKENS = 120_000
 
@@ -164,7 +183,13 @@ class GmiAgent:
             manager.start()
         return manager
 
-    def _gateway(self, built: _Built, context: MeteringContext, budget: Any) -> CompletionGateway:
+    def _gateway(
+        self,
+        built: _Built,
+        context: MeteringContext,
+        budget: Any,
+        ledger: UsageLedger | None = None,
+    ) -> CompletionGateway:
         options = self.options
         return build_gateway(
             GatewayDefaults(
@@ -178,7 +203,7 @@ class GmiAgent:
             ),
             instance=built.model,
             budget=budget,
-            ledger=options.get("usage_ledger"),
+            ledger=ledger or options.get("usage_ledger"),
             call="gmi.step",
             context=context,
         )
@@ -190,6 +215,8 @@ class GmiAgent:
         session: GmiSession | None,
         budget: SpendBudget | None,
         memory: bool,
+        max_steps: int | None = None,
+        ledger: UsageLedger | None = None,
     ) -> GMI:
         options = self.options
         tools: Sequence[Tool] = options.get("tools") or ()
@@ -209,13 +236,17 @@ class GmiAgent:
             )
         after = options.get("on_after_generation")
         vet = options.get("on_before_tool_execution")
+        persona = built.persona
+        if session is None:
+            # generate() and stream() run the 'light' profile whatever cognition sets.
+            persona = persona.model_copy(update={"sentiment_tracking": None, "meta_prompts": []})
         gmi = GMI()
         await gmi.initialize(
-            built.persona,
+            persona,
             GMIConfig(
-                gateway=self._gateway(built, context, budget),
+                gateway=self._gateway(built, context, budget, ledger),
                 tool_orchestrator=ToolOrchestrator(tools, check_capabilities=False),
-                max_tool_loop_iterations=options.get("max_steps", DEFAULT_MAX_STEPS),
+                max_tool_loop_iterations=max_steps or options.get("max_steps", DEFAULT_MAX_STEPS),
                 before_model_call=self._before_model_call(),
                 after_model_step=wrap_after_generation(after) if after is not None else None,
                 before_tool_call=wrap_before_tool(vet) if vet is not None else None,
@@ -357,19 +388,35 @@ class GmiAgent:
     # -- one-off calls ----------------------------------------------------------------------
 
     def stream(self, prompt: str | list[ContentPart], **call: Any) -> StreamTextResult:
-        """One turn on a GMI built for this call: 'light' profile, no history, no memory."""
+        """One turn on a GMI built for this call: 'light' profile, no history, no memory.
+
+        Takes `CALL_OPTIONS` (temperature, max_tokens, top_p, response_schema, schema_name,
+        model, provider, max_steps, usage_ledger, abort_signal, budget) and refuses any other,
+        naming it; ``budget`` replaces the agent's for this call.
+        """
         self._check_open()
-        budget = call.pop("budget", None) or self.budget
-        if call:
-            raise GMIError(
-                f"unknown option {sorted(call)[0]!r} for stream()",
-                GMIErrorCode.INVALID_ARGUMENT,
-                {"option": sorted(call)[0]},
-            )
+        refuse_unknown_options(call, CALL_OPTIONS)
+        budget = spend_budget_from_option(call.get("budget")) or self.budget
+        schema = call.get("response_schema")
+        spec = structured_spec(schema, call.get("schema_name")) if schema is not None else None
+        forwarded: dict[str, Any] = {
+            k: call[k] for k in ("temperature", "max_tokens", "top_p") if k in call
+        }
+        if spec is not None:
+            forwarded.update(response_schema=spec.json_schema, schema_name=spec.name)
 
         async def one_off() -> GMI:
             built = await self._build()
-            return await self._gmi(built, session=None, budget=budget, memory=False)
+            if call.get("model") is not None or call.get("provider") is not None:
+                built = self._with_model(built, call.get("provider"), call.get("model"))
+            return await self._gmi(
+                built,
+                session=None,
+                budget=budget,
+                memory=False,
+                max_steps=call.get("max_steps"),
+                ledger=call.get("usage_ledger"),
+            )
 
         async def after(output: Any, error: BaseException | None) -> None:
             if output is not None:
@@ -381,10 +428,33 @@ class GmiAgent:
             Message.user(prompt),
             user_id="default_user",
             session_id=None,
-            options={},
+            options=forwarded,
             after=after,
+            structured=spec,
+            abort_signal=call.get("abort_signal"),
         )
         return StreamTextResult(run)
+
+    @staticmethod
+    def _with_model(built: _Built, provider: str | None, model: object) -> _Built:
+        """``built`` on the call's own provider and model (keys and endpoint from the env)."""
+        instance = model if isinstance(model, ChatModel) else None
+        chosen: ChatModel = instance or resolve_model(
+            provider, model if isinstance(model, str) else None
+        )
+        persona = built.persona.model_copy(
+            update={
+                "default_provider_id": None if instance is not None else chosen.provider_id,
+                "default_model_id": None if instance is not None else chosen.model_id,
+            }
+        )
+        return dataclasses.replace(
+            built,
+            persona=persona,
+            model=instance,
+            provider_id=chosen.provider_id,
+            model_id=chosen.model_id,
+        )
 
     async def generate(self, prompt: str | list[ContentPart], **call: Any) -> GenerateTextResult:
         """`stream()` run to its end; rejects with the GMI's error."""
