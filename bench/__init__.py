@@ -12,6 +12,7 @@ A new benchmark is a module that subclasses `Benchmark` and calls `register`; im
 """
 
 from bench import gateway_stream as gateway_stream  # imported for its registrations
+from bench import gmi_session as gmi_session
 from bench import gmi_turn as gmi_turn
 from bench import local_stream as local_stream
 from bench import memory_retrieve as memory_retrieve

@@ -5,7 +5,8 @@ tool_orchestrator=ToolOrchestrator([lookup], check_capabilities=False))`` and a 
 `PersonaDefinition` (no sentiment tracking, no memory, no RAG), driven through
 ``process_turn_stream`` with every chunk read and ``await stream.output()``. Baseline:
 pydantic-ai's ``Agent(FunctionModel(fn), system_prompt=..., tools=[lookup])`` driven with
-``await agent.run(prompt)``. pydantic-ai is installed for benchmarks only
+``await agent.run(prompt)``. Both models, the tool and the agent come from `bench.turn_models`
+(shared with ``gmi_session``). pydantic-ai is installed for benchmarks only
 (``pip install -e '.[bench]'``) and imported lazily, so the rest of ``bench`` works without it.
 
 Metrics, each the median microseconds of one turn:
@@ -43,50 +44,38 @@ import asyncio
 import gc
 import statistics
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from agentos.core.messages import Message, Role, ToolCall
-from agentos.core.usage import ModelUsage
 from agentos.gmi import GMI, GMIConfig, GMIOutputChunkType, GMITurnInput, ToolResultPayload
-from agentos.llm.model import CompletionOptions, ToolDefinition
 from agentos.persona import PersonaDefinition
-from agentos.testing import ScriptedModel, ScriptStep
+from agentos.testing import ScriptedModel
 from agentos.tools import ToolOrchestrator
-from agentos.tools.tool import tool
 from bench.registry import Benchmark, Metric, Sample, register
+from bench.turn_models import (
+    COMPLETION_TOKENS,
+    LOOKUP_TOOL,
+    PROMPT_TOKENS,
+    REPLY,
+    SYSTEM,
+    TEXT_PROMPT,
+    TOOL_ARGS,
+    TOOL_PROMPT,
+    TOOL_REPLY,
+    TOOL_RESULT,
+    make_agent,
+    require_pydantic_ai,
+    script,
+    tool_returns,
+)
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage, ModelResponse
-    from pydantic_ai.models.function import AgentInfo
 
 __all__ = ["GMITurn"]
 
-SYSTEM = "You are a helpful assistant."
-TEXT_PROMPT = "Say hello."
-TOOL_PROMPT = "Look up a."
-REPLY = "Hello there."
-TOOL_REPLY = "I found a."
-TOOL_ARGS: dict[str, Any] = {"q": "a"}
-TOOL_RESULT = "found a"
-PROMPT_TOKENS = 20
-COMPLETION_TOKENS = 5
 TURNS_PER_RUN = 25
 WARMUP_TURNS = 50
-INSTALL_HINT = "pip install -e '.[bench]'"
-
-
-def _lookup(q: str) -> str:
-    """Look something up.
-
-    Args:
-        q: the query
-    """
-    return f"found {q}"
-
-
-_LOOKUP_TOOL = tool(name="lookup")(_lookup)
 
 
 class GMITurn(Benchmark):
@@ -110,16 +99,10 @@ class GMITurn(Benchmark):
         self._versions: dict[str, str] = {}
 
     def setup(self) -> None:
-        try:
-            import pydantic_ai
-        except ImportError:
-            raise SystemExit(
-                f"gmi_turn needs pydantic-ai (its baseline); install it with: {INSTALL_HINT}"
-            ) from None
-        self._versions["pydantic_ai"] = pydantic_ai.__version__
+        self._versions["pydantic_ai"] = require_pydantic_ai(self.name)
         self._runner = asyncio.Runner()
         self._gmi = self._runner.run(self._make_gmi())
-        self._agent = _make_agent()
+        self._agent = make_agent()
         self._runner.run(self._check())
         for _ in range(WARMUP_TURNS):
             self._runner.run(self._candidate_turn(TEXT_PROMPT))
@@ -175,8 +158,8 @@ class GMITurn(Benchmark):
         persona = PersonaDefinition(id="bench", name="Bench", base_system_prompt=SYSTEM)
         gmi = GMI("bench")
         config = GMIConfig(
-            model=ScriptedModel(_script),
-            tool_orchestrator=ToolOrchestrator([_LOOKUP_TOOL], check_capabilities=False),
+            model=ScriptedModel(script),
+            tool_orchestrator=ToolOrchestrator([LOOKUP_TOOL], check_capabilities=False),
         )
         await gmi.initialize(persona, config)
         return gmi
@@ -229,74 +212,8 @@ class GMITurn(Benchmark):
             result = await self._agent.run(prompt)
             if result.output != reply:
                 raise RuntimeError(f"pydantic-ai answered {result.output!r}")
-            if prompt == TOOL_PROMPT and _tool_returns(result.all_messages()) != [TOOL_RESULT]:
+            if prompt == TOOL_PROMPT and tool_returns(result.all_messages()) != [TOOL_RESULT]:
                 raise RuntimeError("pydantic-ai's tool turn did not run the tool once")
-
-
-def _usage() -> ModelUsage:
-    return ModelUsage(prompt_tokens=PROMPT_TOKENS, completion_tokens=COMPLETION_TOKENS)
-
-
-def _script(
-    messages: Sequence[Message], _tools: Sequence[ToolDefinition], _options: CompletionOptions
-) -> ScriptStep:
-    """agentos's model: text for the text prompt; for the tool prompt a call, then text."""
-    last = messages[-1]
-    if last.role is Role.TOOL:
-        return ScriptStep(text=[TOOL_REPLY], usage=_usage())
-    if last.text == TOOL_PROMPT:
-        return ScriptStep(tool_calls=[ToolCall("c1", "lookup", dict(TOOL_ARGS))], usage=_usage())
-    return ScriptStep(text=[REPLY], usage=_usage())
-
-
-def _make_agent() -> Agent[None, str]:
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import FunctionModel
-
-    def lookup(q: str) -> str:
-        """Look something up.
-
-        Args:
-            q: the query
-        """
-        return f"found {q}"
-
-    return Agent(FunctionModel(_function), system_prompt=SYSTEM, tools=[lookup])
-
-
-def _function(messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
-    """pydantic-ai's model: the same decisions as `_script`."""
-    from pydantic_ai.messages import (
-        ModelRequest,
-        ModelResponse,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-        UserPromptPart,
-    )
-    from pydantic_ai.usage import RequestUsage
-
-    usage = RequestUsage(input_tokens=PROMPT_TOKENS, output_tokens=COMPLETION_TOKENS)
-    last = messages[-1]
-    assert isinstance(last, ModelRequest)
-    if any(isinstance(part, ToolReturnPart) for part in last.parts):
-        return ModelResponse(parts=[TextPart(TOOL_REPLY)], usage=usage)
-    if any(isinstance(part, UserPromptPart) and part.content == TOOL_PROMPT for part in last.parts):
-        call = ToolCallPart("lookup", dict(TOOL_ARGS), tool_call_id="c1")
-        return ModelResponse(parts=[call], usage=usage)
-    return ModelResponse(parts=[TextPart(REPLY)], usage=usage)
-
-
-def _tool_returns(messages: list[ModelMessage]) -> list[object]:
-    from pydantic_ai.messages import ModelRequest, ToolReturnPart
-
-    return [
-        part.content
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if isinstance(part, ToolReturnPart)
-    ]
 
 
 register(GMITurn, name=GMITurn.name)

@@ -168,7 +168,9 @@ class MetapromptExecutor:
         history = await gmi.working_memory.get(SENTIMENT_HISTORY_KEY) or {}
         trends = history.get("trends") or []
         messages = [{"role": m.role.value, "content": m.text} for m in gmi.history.messages()[-10:]]
-        trace = gmi.trace.entries()
+        # The recent entries only: the trace holds up to 500, and a deep copy of all of them
+        # is what a turn would otherwise spend most of its time on.
+        trace = gmi.trace.entries(last=50)
         errors = [e.message for e in trace if e.type is ReasoningEntryType.ERROR][-10:]
         confused = [e for e in gmi.events.events() if e.event_type is GMIEventType.USER_CONFUSED]
         keywords = list(confused[-1].metadata.trigger_keywords) if confused else []

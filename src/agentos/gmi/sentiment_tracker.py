@@ -239,7 +239,7 @@ class SentimentTracker:
 
         errors = sum(
             1
-            for entry in gmi.trace.entries()[-limits.error_window :]
+            for entry in gmi.trace.entries(last=limits.error_window)
             if entry.type is ReasoningEntryType.ERROR
         )
         if errors >= limits.errors:

@@ -98,9 +98,20 @@ class ReasoningTrace:
         self._entries.append(entry)
         return entry
 
-    def entries(self) -> list[ReasoningTraceEntry]:
-        """A deep copy of the entries, oldest first."""
-        return copy.deepcopy(list(self._entries))
+    def entries(self, last: int | None = None) -> list[ReasoningTraceEntry]:
+        """A deep copy of the entries (the ``last`` ones only, when given), oldest first."""
+        held = list(self._entries)
+        if last is not None:
+            held = held[-last:] if last > 0 else []
+        # Entries are frozen; only their details can be changed, so only those are copied.
+        return [
+            e
+            if e.details is None
+            else ReasoningTraceEntry(
+                e.timestamp, e.type, e.message, copy.deepcopy(e.details), e.turn_id
+            )
+            for e in held
+        ]
 
     def __len__(self) -> int:
         return len(self._entries)
