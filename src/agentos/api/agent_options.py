@@ -212,6 +212,14 @@ LEGACY_UNAPPLIED: tuple[str, ...] = (
     "cognitive_mechanisms",
     "cognition",
     "learning",
+    # The hooks and these completion settings are the GMI path's (GMIs from agent()); the
+    # lightweight agent does not apply them yet, and says so rather than drop them silently.
+    "on_before_generation",
+    "on_after_generation",
+    "on_before_tool_execution",
+    "thinking",
+    "effort",
+    "cache",
 )
 """The options agent() without ``runtime="gmi"`` accepts without applying, in warning order."""
 

@@ -128,7 +128,6 @@ class GmiAgent:
         self._opened: set[str] = set()
         self._usage: dict[str, ModelUsage] = {}
         self._calls_usage = ModelUsage.zero()
-        self._closed = False
 
     # -- the lazy build ---------------------------------------------------------------------
 
@@ -286,7 +285,6 @@ class GmiAgent:
         Reopening an open id with another ``user_id`` raises; an id reopened after `close()`
         starts empty with a new memory scope.
         """
-        self._check_open()
         if not session_id:
             raise GMIError("session id must not be empty", GMIErrorCode.INVALID_ARGUMENT)
         open_session = self._sessions.get(session_id)
@@ -394,7 +392,6 @@ class GmiAgent:
         model, provider, max_steps, usage_ledger, abort_signal, budget) and refuses any other,
         naming it; ``budget`` replaces the agent's for this call.
         """
-        self._check_open()
         refuse_unknown_options(call, CALL_OPTIONS)
         budget = spend_budget_from_option(call.get("budget")) or self.budget
         schema = call.get("response_schema")
@@ -473,21 +470,19 @@ class GmiAgent:
         return ModelUsage.sum([*self._usage.values(), self._calls_usage])
 
     async def close(self) -> None:
-        """Close every session, then the cognitive memory; the tools are not shut down."""
-        if self._closed:
-            return
+        """Close every session, then the cognitive memory; the tools are not shut down.
+
+        The agent stays usable: a session opened afterwards builds a new memory.
+        """
         for session in list(self._sessions.values()):
             await session.close()
         self._sessions.clear()
+        # A new memory, in which an id's next opening is its first (spec: Closing); the agent
+        # itself stays usable: a session opened afterwards builds a new one.
         self._opened.clear()
         if self._built is not None and self._built.memory is not None:
             await self._built.memory.shutdown()
         self._built = None
-        self._closed = True
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise GMIError("the agent is closed", GMIErrorCode.INVALID_STATE)
 
 
 def gmi(**options: Unpack[AgentOptions]) -> GmiAgent:
