@@ -343,6 +343,7 @@ class GmiAgent:
             memory_context=context,
             observe=observe if provider is not None else None,
             on_closed=lambda closed: self._closed_session(closed, durable),
+            budget=self.budget,
         )
         self._sessions[session_id] = created
         return created

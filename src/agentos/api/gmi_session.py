@@ -23,6 +23,7 @@ from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import GMIOutput
 from agentos.gmi.gmi import GMI
 from agentos.llm.model import closing_stream
+from agentos.llm.spend_budget import BudgetLike
 from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
 
 from .agent_options import spend_budget_from_option
@@ -82,6 +83,7 @@ class GmiSession:
         on_usage: Callable[[ModelUsage], None] | None = None,
         memory_context: Callable[[GmiSession, str], Awaitable[str | None]] | None = None,
         observe: Callable[[GmiSession, str, str], Awaitable[None]] | None = None,
+        budget: BudgetLike | None = None,
     ) -> None:
         self.id = session_id
         self.user_id = options.user_id
@@ -97,6 +99,7 @@ class GmiSession:
         self._on_usage = on_usage
         self._usage = _Usage()
         self._memory_context = memory_context
+        self._budget = budget
         self._last_prompt = ""
         self._observe = observe
 
@@ -173,6 +176,14 @@ class GmiSession:
     def usage(self) -> ModelUsage:
         """The usage of this session's turns."""
         return self._usage.total
+
+    def record_external_cost(self, cost_usd: float, tokens: int = 0) -> None:
+        """Charge a cost spent outside the model calls (a paid tool, say) to the agent's budget.
+
+        Without a budget there is nothing to charge and nothing happens.
+        """
+        if self._budget is not None:
+            self._budget.record_external_cost(cost_usd, tokens)
 
     # -- closing ----------------------------------------------------------------------------
 

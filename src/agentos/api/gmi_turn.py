@@ -22,6 +22,7 @@ from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import GMIOutput, GMIOutputChunkType, StepFinishedPayload
 from agentos.gmi.gmi import GMI
+from agentos.gmi.prompt_engine import ContextWindowExceededError
 from agentos.gmi.turn_input import GMITurnInput
 from agentos.llm.model import FinishReason
 from agentos.llm.spend_budget import BudgetLike
@@ -207,12 +208,7 @@ class GmiTurnRun:
                         self._steps[-1].tool_results.append(result)
                     yield ToolResultPart(result)
                 elif kind is GMIOutputChunkType.ERROR:
-                    details = chunk.error_details or {}
-                    error = GMIError(
-                        str(chunk.content),
-                        details.get("code") or GMIErrorCode.GMI_PROCESSING_ERROR,
-                        details.get("details"),
-                    )
+                    error = _turn_error(str(chunk.content), chunk.error_details or {})
             self._output = await stream.output()
             self._usage = self._output.usage
             await flush()
@@ -245,6 +241,14 @@ class GmiTurnRun:
                     await writer.fail(has_steps=bool(self._steps))
             if self._after is not None:
                 await self._after(self._output if finished else None, error)
+
+
+def _turn_error(message: str, details: dict[str, Any]) -> GMIError:
+    """The GMI's error as the caller gets it: its code kept, its class where the code has one."""
+    code = details.get("code") or GMIErrorCode.GMI_PROCESSING_ERROR
+    if code == GMIErrorCode.GMI_CONTEXT_ERROR:
+        return ContextWindowExceededError(message, details.get("details"))
+    return GMIError(message, code, details.get("details"))
 
 
 def _step_result(payload: StepFinishedPayload, calls: list[ToolCall]) -> StepResult:
