@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,10 @@ import agentos.llm.resolve
 from agentos import Message, Role
 from agentos.llm.local import local_model_available
 from agentos.llm.model import ChatModel
-from agentos.testing import ScriptedModel, ScriptStep
+from agentos.persona.builtins import get_built_in_persona
+from agentos.persona.personality import personality_section
+from agentos.storage.sqlite import AGENTOS_HOME_ENV
+from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from agentos.testing.scripted_model import ScriptFunction
 
 needs_local_model = pytest.mark.skipif(
@@ -26,6 +31,14 @@ needs_local_model = pytest.mark.skipif(
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """AGENTOS_HOME in a fresh directory: the chat's durable stores never touch ~/.agentos."""
+    directory = tmp_path / "agentos-home"
+    monkeypatch.setenv(AGENTOS_HOME_ENV, str(directory))
+    return directory
 
 
 def use_model(
@@ -50,6 +63,15 @@ def invoke(runner: CliRunner, args: list[str], stdin: str | None = None) -> tupl
     return result.exit_code, result.stdout, result.stderr
 
 
+def interrupted_after(text: str) -> ScriptStep:
+    """A reply that Ctrl-C stops once ``text`` has been shown.
+
+    The GMI streams from a task of its own, so the model pauses after the text (the chat
+    writes it meanwhile) before the KeyboardInterrupt.
+    """
+    return ScriptStep(text=[text], wait=0.05, wait_at=1, error=KeyboardInterrupt())
+
+
 def assert_one_error_line(stderr: str, *fragments: str) -> None:
     lines = stderr.splitlines()
     assert len(lines) == 1, stderr
@@ -72,7 +94,9 @@ def test_version_prints_the_package_version(runner: CliRunner) -> None:
 def test_chat_help_lists_the_options(runner: CliRunner) -> None:
     code, out, _ = invoke(runner, ["chat", "--help"])
     assert code == 0
-    for option in ("--provider", "--model", "--system", "--seed", "--max-tokens", "--temperature"):
+    options = ("--provider", "--model", "--system", "--seed", "--max-tokens", "--temperature")
+    chat_options = ("--persona", "--session", "--user", "--cognition", "--show-state", "--recall")
+    for option in (*options, *chat_options):
         assert option in out
 
 
@@ -288,7 +312,7 @@ def test_ctrl_c_at_the_prompt_ends_the_chat_with_0(
 def test_ctrl_c_during_a_reply_ends_the_chat_with_0(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_model(monkeypatch, [ScriptStep(text="Half", error=KeyboardInterrupt())])
+    use_model(monkeypatch, [interrupted_after("Half")])
     code, out, _ = invoke(runner, ["chat"], stdin="hello\nnever read\n")
     assert (code, out) == (0, "Half\n")
 
@@ -296,7 +320,7 @@ def test_ctrl_c_during_a_reply_ends_the_chat_with_0(
 def test_ctrl_c_during_a_one_shot_reply_exits_130(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_model(monkeypatch, [ScriptStep(text="Half", error=KeyboardInterrupt())])
+    use_model(monkeypatch, [interrupted_after("Half")])
     code, out, _ = invoke(runner, ["chat", "Hi"])
     assert (code, out) == (130, "Half\n")
 
@@ -320,6 +344,213 @@ def test_a_bad_option_ends_an_interactive_chat_with_2(
     code, _, err = invoke(runner, ["chat", "--max-tokens", "0"], stdin="hello\n")
     assert code == 2
     assert "error: max_tokens: must be an integer >= 1, got 0" in err.splitlines()
+
+
+# --- the gmi session: persona, durable sessions, state, memory ---
+
+FRUSTRATED = (
+    "I'm so frustrated and angry! My cat Miso knocked my coffee over again. Awful, terrible "
+    "morning."
+)
+"""A message the lexicon scores below -0.6: one turn raises user_frustrated."""
+
+
+def use_embedder(monkeypatch: pytest.MonkeyPatch) -> HashEmbedder:
+    """Give the cognitive memory the offline hashing embedder instead of the default chain."""
+    embedder = HashEmbedder()
+    monkeypatch.setattr(agentos.cli, "resolve_embedder", lambda: embedder)
+    return embedder
+
+
+def system_text(request_messages: Sequence[Message]) -> str:
+    return "\n\n".join(m.text for m in request_messages if m.role is Role.SYSTEM)
+
+
+def test_a_built_in_persona_gives_the_instructions_and_name(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = use_model(monkeypatch, ["Main finding first."])
+    code, out, err = invoke(
+        runner, ["chat", "--persona", "v_researcher", "--system", "Be brief.", "Hi"]
+    )
+    assert (code, out, err) == (0, "Main finding first.\n", "")
+    system = system_text(model.requests[0].messages)
+    persona = get_built_in_persona("v_researcher")
+    # The persona's base prompt, then --system, then the name line: one system prompt.
+    assert system.index(persona.system_prompt_text()) < system.index("Be brief.")
+    assert "Assistant name: V." in system
+
+
+def test_a_persona_file_gives_personality_and_default_model(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    file = tmp_path / "ada.json"
+    file.write_text(
+        json.dumps(
+            {
+                "id": "ada",
+                "name": "Ada",
+                "version": "1.0.0",
+                "baseSystemPrompt": "You are Ada, a patient tutor.",
+                "personalityTraits": {"honesty": 0.9, "extraversion": 0.2, "verbosity": "low"},
+                "defaultProviderId": "ollama",
+                "defaultModelId": "llama3.2",
+            }
+        ),
+        encoding="utf-8",
+    )
+    seen: list[tuple[str | None, str | None]] = []
+    model = ScriptedModel(["ok", "ok"])
+
+    def resolve(
+        provider: str | None, name: str | None, *, base_url: str | None = None
+    ) -> ChatModel:
+        seen.append((provider, name))
+        return model
+
+    monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
+    assert invoke(runner, ["chat", "--persona", str(file), "Hi"])[0] == 0
+    system = system_text(model.requests[0].messages)
+    assert system.startswith("You are Ada, a patient tutor.")
+    assert "Assistant name: Ada." in system
+    section = personality_section({"honesty": 0.9, "extraversion": 0.2})
+    assert section is not None
+    assert section in system  # the HEXACO traits' personality section
+    assert "verbosity" not in system  # not a HEXACO trait
+    # Any --provider or --model replaces the persona's pair whole.
+    assert invoke(runner, ["chat", "--persona", str(file), "-p", "local", "Hi"])[0] == 0
+    assert seen == [("ollama", "llama3.2"), ("local", None)]
+
+
+@pytest.mark.parametrize(
+    ("persona", "fragment"),
+    [("no_such_persona", "v_researcher"), ("missing.json", "missing.json")],
+)
+def test_an_unknown_persona_is_one_line_and_exit_2(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, persona: str, fragment: str
+) -> None:
+    model = use_model(monkeypatch, ["never sent"])
+    code, out, err = invoke(runner, ["chat", "--persona", persona, "Hi"])
+    assert (code, out) == (2, "")
+    assert_one_error_line(err, "persona", fragment)
+    assert model.calls == 0
+
+
+def test_a_session_continues_in_a_later_invocation(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, home: Path
+) -> None:
+    model = use_model(monkeypatch, ["Hi, Ada.", "You are Ada.", "Who?"])
+    assert invoke(runner, ["chat", "--session", "s1", "I am Ada"])[:2] == (0, "Hi, Ada.\n")
+    # A new invocation opens the database again: only the store carries the history.
+    assert invoke(runner, ["chat", "--session", "s1", "who am I?"])[:2] == (0, "You are Ada.\n")
+    assert invoke(runner, ["chat", "--session", "s2", "who am I?"])[:2] == (0, "Who?\n")
+    assert model.requests[1].messages == [
+        Message.user("I am Ada"),
+        Message.assistant("Hi, Ada."),
+        Message.user("who am I?"),
+    ]
+    assert model.requests[2].messages == [Message.user("who am I?")]
+    assert (home / "agentos.db").is_file()
+
+
+def test_the_default_session_is_durable_too(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = use_model(monkeypatch, ["One.", "Two."])
+    invoke(runner, ["chat", "first"])
+    invoke(runner, ["chat", "second"])
+    assert [m.text for m in model.requests[1].messages] == ["first", "One.", "second"]
+
+
+def test_show_state_prints_the_mood_and_a_sentiment_event_on_stderr(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_embedder(monkeypatch)
+    # The reply, then the frustration metaprompt's answer (it runs after the turn).
+    use_model(monkeypatch, ["Sorry about the coffee!", '{"updatedGmiMood": "empathetic"}'])
+    args = ["chat", "--cognition", "full", "--show-state", FRUSTRATED]
+    code, out, err = invoke(runner, args)
+    assert code == 0
+    assert out == "Sorry about the coffee!\n"  # stdout holds the reply alone
+    lines = err.splitlines()
+    assert lines[0] == "[state] mood: empathetic"
+    assert lines[1].startswith("[state] event: user_frustrated (medium), sentiment -0.")
+    assert len(lines) == 2
+
+
+def test_show_state_on_light_cognition_reports_no_events(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = use_model(monkeypatch, ["Sorry!"])
+    code, out, err = invoke(runner, ["chat", "--show-state", FRUSTRATED])
+    assert (code, out, err) == (0, "Sorry!\n", "[state] mood: neutral\n")
+    assert model.calls == 1  # 'light': no sentiment tracking, so no metaprompt call
+
+
+def test_show_state_after_each_interactive_turn(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_model(monkeypatch, ["One.", "Two."])
+    code, out, err = invoke(runner, ["chat", "--show-state"], stdin="a\nb\n")
+    assert (code, out) == (0, "One.\nTwo.\n")
+    assert err.count("[state] mood: neutral") == 2
+
+
+def test_a_users_memory_is_recalled_in_another_session(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_embedder(monkeypatch)
+    model = use_model(monkeypatch, ["Oh no!", "{}", "Welcome back.", "Hello.", "Hello."])
+    full = ["chat", "--cognition", "full"]
+    assert invoke(runner, [*full, "--user", "ada", "--session", "a", FRUSTRATED])[0] == 0
+    code, out, err = invoke(
+        runner, [*full, "--user", "ada", "--session", "b", "--recall", "my cat", "Hi again."]
+    )
+    assert (code, out) == (0, "Welcome back.\n")
+    lines = err.splitlines()
+    assert lines[0] == "Recalled from memory (user 'ada', query 'my cat'):"
+    assert lines[1].startswith(f"  - {FRUSTRATED}  [episodic, score ")
+    # The GMI recalled it too: session b's prompt carries session a's message as a memory.
+    assert "Miso" in system_text(model.requests[2].messages)
+    # Another user's session recalls nothing of ada's.
+    code, _, err = invoke(
+        runner, [*full, "--user", "bob", "--session", "c", "--recall", "my cat", "Hi."]
+    )
+    assert code == 0
+    assert "Miso" not in err
+    assert "Miso" not in system_text(model.requests[3].messages)
+
+
+def test_recall_needs_full_cognition(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = use_model(monkeypatch, ["never sent"])
+    code, out, err = invoke(runner, ["chat", "--recall", "cat", "Hi"])
+    assert (code, out) == (2, "")
+    assert_one_error_line(err, "recall", "--cognition full")
+    assert model.calls == 0
+
+
+def test_the_user_id_is_sent_as_the_end_user(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = use_model(monkeypatch, ["ok", "ok"])
+    assert invoke(runner, ["chat", "--user", "ada", "Hi"])[0] == 0
+    assert invoke(runner, ["chat", "--session", "other", "Hi"])[0] == 0
+    assert model.requests[0].options.user_id == "ada"
+    assert model.requests[1].options.user_id is None
+
+
+def test_seed_and_temperature_reach_every_turn_of_a_chat(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = use_model(monkeypatch, ["One.", "Two."])
+    args = ["chat", "--seed", "3", "--temperature", "0.5"]
+    assert invoke(runner, args, stdin="a\nb\n")[0] == 0
+    assert [(r.options.seed, r.options.temperature) for r in model.requests] == [(3, 0.5)] * 2
+
+
+def test_an_unknown_cognition_profile_is_a_usage_error(runner: CliRunner) -> None:
+    code, out, _ = invoke(runner, ["chat", "--cognition", "deep", "Hi"])
+    assert (code, out) == (2, "")
 
 
 # --- the real local model ---
