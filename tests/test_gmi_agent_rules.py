@@ -153,3 +153,30 @@ async def test_close_stops_a_running_turn_and_keeps_its_steps_marked_partial() -
     stored = await session.messages()
     assert [m.role for m in stored] == [Role.USER, Role.ASSISTANT, Role.TOOL]
     assert is_partial(stored[-1])
+
+
+async def test_a_metaprompt_call_stays_out_of_the_ledger_and_the_turns_usage() -> None:
+    import json
+    from collections.abc import Sequence
+
+    from agentos.core.messages import Message as M
+    from agentos.llm.model import CompletionOptions, ToolDefinition
+
+    def script(
+        messages: Sequence[M], tools: Sequence[ToolDefinition], options: CompletionOptions
+    ) -> ScriptStep:
+        if options.json_mode:  # the frustration-recovery metaprompt
+            reply = {"adjustmentRationale": "calm", "recoveryStrategy": "s"}
+            return ScriptStep(text=[json.dumps(reply)], usage=ModelUsage(prompt_tokens=500))
+        return ScriptStep(text="Sorry to hear that.", usage=ModelUsage(prompt_tokens=10))
+
+    ledger = InMemoryUsageLedger()
+    model = ScriptedModel(script)
+    agent = gmi(model=model, cognition="full", usage_ledger=ledger, memory=False)
+    session = agent.session("s")
+    result = await session.send("This is terrible, awful and wrong!")
+    assert session.gmi is not None
+    await session.gmi.wait_for_metaprompts()
+    assert any(r.options.json_mode for r in model.requests)  # the metaprompt ran
+    assert [row.prompt_tokens for row in await ledger.rows()] == [10]
+    assert result.usage.prompt_tokens == 10
