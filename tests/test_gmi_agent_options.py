@@ -184,3 +184,29 @@ async def test_generate_takes_its_per_call_options_and_refuses_others() -> None:
         agent.stream("x", seed=3)
     assert caught.value.details["option"] == "seed"
     assert agent.usage().total_tokens > 0  # calls count in the agent's usage
+
+
+async def test_a_structured_send_shows_on_before_generation_the_schema_message() -> None:
+    from agentos.llm.model import CompletionOptions
+
+    model = ScriptedModel(['{"city": "Paris", "country": "France"}'], schema_in_payload=False)
+    seen: list[list[tuple[Role, str]]] = []
+
+    def before(ctx: Any) -> None:
+        seen.append([(m.role, m.text) for m in ctx.messages])
+
+    session = gmi(model=model, instructions="Be brief.", on_before_generation=before).session("s")
+    result = await session.send("Where is the Louvre?", response_schema=Answer)
+    assert result.object == Answer(city="Paris", country="France")
+    instruction = model.schema_prompt(
+        CompletionOptions(response_schema=Answer.model_json_schema(), schema_name="Answer")
+    )
+    assert instruction is not None
+    roles = [role for role, _ in seen[0]]
+    texts = [text for _, text in seen[0]]
+    assert instruction in texts
+    # After the leading system messages, before the conversation.
+    at = texts.index(instruction)
+    assert all(role is Role.SYSTEM for role in roles[:at])
+    assert roles[at + 1 :] == [Role.USER]
+    assert [m.text for m in model.requests[0].messages].count(instruction) == 1

@@ -320,3 +320,109 @@ async def test_a_memory_provider_context_follows_every_other_system_prompt() -> 
         turn(metadata={"memory_provider_context": "User likes tea.", "skill_prompt_context": "S."}),
     )
     assert system_texts(model) == ["You are P.", "S.", "User likes tea."]
+
+
+# -- the schema message goes in before before_model_call (spec: Completion options) ------------
+
+CARD = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+STRUCTURED = {"options": {"response_schema": CARD, "schema_name": "card"}}
+
+
+def _schema_text(model: ScriptedModel) -> str:
+    from agentos.llm.model import CompletionOptions
+
+    text = model.schema_prompt(CompletionOptions(response_schema=CARD, schema_name="card"))
+    assert text is not None
+    return text
+
+
+async def test_a_hop_without_a_schema_payload_shows_the_hook_the_schema_message() -> None:
+    from agentos.gmi import ModelCallInfo
+
+    model = ScriptedModel(['{"name": "Ana"}'], schema_in_payload=False)
+    seen: list[list[tuple[Role, str]]] = []
+
+    def hook(info: ModelCallInfo) -> None:
+        seen.append([(m.role, m.text) for m in info.messages])
+
+    gmi = await make_gmi(model, before_model_call=hook)
+    await run(gmi, turn("who?", metadata=STRUCTURED))
+    instruction = _schema_text(model)
+    assert seen[0] == [
+        (Role.SYSTEM, "You are P."),
+        (Role.SYSTEM, instruction),
+        (Role.USER, "who?"),
+    ]
+    sent = model.requests[0]
+    assert sent.options.schema_prompt_given
+    assert [m.text for m in sent.messages].count(instruction) == 1  # the model added no copy
+
+
+async def test_a_hook_that_removes_the_schema_message_removes_it() -> None:
+    from agentos.core.messages import Message
+    from agentos.gmi import ModelCallInfo
+
+    model = ScriptedModel(['{"name": "Ana"}'], schema_in_payload=False)
+    instruction = _schema_text(model)
+
+    def hook(info: ModelCallInfo) -> list[Message]:
+        return [m for m in info.messages if m.text != instruction]
+
+    gmi = await make_gmi(model, before_model_call=hook)
+    await run(gmi, turn("who?", metadata=STRUCTURED))
+    assert [m.text for m in model.requests[0].messages] == ["You are P.", "who?"]
+
+
+async def test_a_hop_whose_payload_carries_the_schema_gets_no_schema_message() -> None:
+    from agentos.gmi import ModelCallInfo
+
+    model = ScriptedModel(['{"name": "Ana"}'])
+    seen: list[int] = []
+
+    def hook(info: ModelCallInfo) -> None:
+        seen.append(len(info.messages))
+
+    gmi = await make_gmi(model, before_model_call=hook)
+    await run(gmi, turn("who?", metadata=STRUCTURED))
+    assert seen == [2]
+    assert system_texts(model) == ["You are P."]
+    assert not model.requests[0].options.schema_prompt_given
+
+
+async def test_a_plain_turn_gets_no_schema_message_even_without_a_schema_payload() -> None:
+    model = ScriptedModel(["hello"], schema_in_payload=False)
+    gmi = await make_gmi(model)
+    await run(gmi, turn("hi"))
+    assert system_texts(model) == ["You are P."]
+
+
+async def test_a_fallback_hop_without_a_schema_payload_gets_the_message_before_its_hook() -> None:
+    from agentos.gmi import GMI, GMIConfig, ModelCallInfo
+    from agentos.llm.fallback_chain import FallbackLeg
+    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.model import ChatModel
+
+    primary = ScriptedModel([ScriptStep.fail(529, "overloaded")], provider_id="a")
+    backup = ScriptedModel(['{"name": "Ana"}'], provider_id="b", schema_in_payload=False)
+
+    def resolver(provider: str | None, model: str | None, **_: object) -> ChatModel:
+        return backup if provider == "b" else primary
+
+    gateway = CompletionGateway(
+        GatewayDefaults(provider="a", model="m", fallback_providers=[FallbackLeg("b", "m")]),
+        resolver=resolver,
+    )
+    seen: list[tuple[int, list[str]]] = []
+
+    def hook(info: ModelCallInfo) -> None:
+        seen.append((info.hop, [m.text for m in info.messages if m.role is Role.SYSTEM]))
+
+    gmi = GMI("g-schema")
+    await gmi.initialize(persona(), GMIConfig(gateway=gateway, before_model_call=hook))
+    await run(gmi, turn("who?", metadata=STRUCTURED))
+    instruction = _schema_text(backup)
+    assert seen == [(0, ["You are P."]), (1, ["You are P.", instruction])]
+    assert [m.text for m in backup.requests[0].messages].count(instruction) == 1
+    assert not primary.requests[0].options.schema_prompt_given

@@ -389,3 +389,14 @@ def test_stream_text_refuses_an_unknown_custom_model_param_at_call_time() -> Non
     with pytest.raises(GMIError) as caught:
         stream_text(LONG_ANSWER, provider="local", custom_model_params={"mirostat_mode": 2})
     assert caught.value.details["option"] == "custom_model_params"
+
+
+def test_a_schema_goes_to_the_local_model_as_a_prompt() -> None:
+    from agentos.llm.local import LocalModel
+    from agentos.llm.model import CompletionOptions
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    text = LocalModel().schema_prompt(CompletionOptions(response_schema=schema))
+    assert text is not None
+    assert '"city"' in text
+    assert LocalModel().schema_prompt(CompletionOptions()) is None

@@ -1159,3 +1159,62 @@ def test_the_model_table(
     traits = model_traits(model_id)
     assert (traits.output_format, traits.forced_tool_choice) == (output_format, forced_tool)
     assert traits.manual_thinking_budget is manual_budget
+
+
+# --- the schema message a caller puts in the prompt itself (spec: Completion options) ---------
+
+
+def test_schema_prompt_is_the_prompt_route_s_instruction_and_none_for_a_payload_route() -> None:
+    refusing = AnthropicModel("claude-opus-5-5", api_key=KEY)
+    current = AnthropicModel(MODEL, api_key=KEY)
+    _built.extend([refusing, current])
+    record = CompletionOptions(response_schema=RECORD, schema_name="scores")
+    assert refusing.schema_prompt(record) == (
+        "Respond only with JSON that matches this JSON schema (scores), "
+        "with no other text and no Markdown code fence:\n" + json.dumps(RECORD)
+    )
+    closed = {
+        "type": "object",
+        "properties": {"n": {"type": "number"}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    assert current.schema_prompt(record) is None  # a forced tool carries it
+    assert current.schema_prompt(CompletionOptions(response_schema=closed)) is None  # the format
+    # A thinking budget sends a forced-tool schema in the prompt instead.
+    thinking = CompletionOptions(response_schema=RECORD, thinking_budget_tokens=2048)
+    older = AnthropicModel("claude-opus-4-1", api_key=KEY)
+    _built.append(older)
+    assert older.schema_prompt(thinking) is not None
+    assert refusing.schema_prompt(CompletionOptions()) is None
+
+
+async def test_a_given_schema_prompt_is_not_added_to_the_system_block_again(
+    serve: Serve,
+) -> None:
+    server = serve(Reply(events=text_stream(['{"ann": 1}'])))
+    model = model_for(server, "claude-opus-5-5")
+    options = CompletionOptions(response_schema=RECORD, schema_name="scores")
+    instruction = model.schema_prompt(options)
+    assert instruction is not None
+    history = [
+        Message.system("You score essays."),
+        Message.system(instruction),
+        Message.user("Score Ann."),
+    ]
+    given = CompletionOptions(
+        response_schema=RECORD, schema_name="scores", schema_prompt_given=True
+    )
+    chunks = await collect(model, ModelRequest(history, options=given))
+    assert finish_of(chunks).schema_route == "prompt"
+    assert body(server)["system"] == "You score essays.\n\n" + instruction
+
+
+async def test_a_given_schema_prompt_a_hook_removed_leaves_no_schema_message(
+    serve: Serve,
+) -> None:
+    server = serve(Reply(events=text_stream(['{"ann": 1}'])))
+    options = CompletionOptions(response_schema=RECORD, schema_prompt_given=True)
+    history = [Message.system("You score essays."), Message.user("Score Ann.")]
+    await collect(model_for(server, "claude-opus-5-5"), ModelRequest(history, options=options))
+    assert body(server)["system"] == "You score essays."

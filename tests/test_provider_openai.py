@@ -1278,3 +1278,44 @@ def test_sse_helpers_follow_the_documented_shapes() -> None:
     assert {p["object"] for p in payloads} == {"chat.completion.chunk"}
     assert payloads[-1]["choices"] == []
     assert payloads[-1]["usage"]["total_tokens"] == 17
+
+
+# --- the schema message a caller puts in the prompt itself (spec: Completion options) ---------
+
+
+def test_schema_prompt_names_the_json_mode_message_and_nothing_for_a_strict_schema() -> None:
+    model = OpenAIModel("gpt-4o", api_key=KEY)
+    loose = {"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}}
+    assert model.schema_prompt(CompletionOptions(response_schema=loose)) == schema_instruction(
+        loose
+    )
+    assert model.schema_prompt(CompletionOptions(response_schema=STRICT_SCHEMA)) is None
+    assert model.schema_prompt(CompletionOptions()) is None
+    assert model.schema_prompt(CompletionOptions(json_mode=True)) is None
+
+
+async def test_a_given_schema_prompt_is_not_added_again_and_json_mode_still_goes() -> None:
+    loose = {"type": "object", "properties": {"name": {"type": "string", "minLength": 1}}}
+    options = CompletionOptions(response_schema=loose, schema_prompt_given=True)
+    request = ModelRequest(
+        [Message.system("Extract."), Message.system("Mine."), Message.user("Ana")],
+        options=options,
+    )
+    chunks, server = await run([stream_reply(CHUNKS.text_events(['{"name": "Ana"}']))], request)
+    body = body_of(server)
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"] == [
+        {"role": "system", "content": "Extract."},
+        {"role": "system", "content": "Mine."},
+        {"role": "user", "content": "Ana"},
+    ]
+    assert finish_of(chunks).schema_route == "json_mode"
+
+
+async def test_a_given_schema_prompt_leaves_a_strict_schema_as_it_was() -> None:
+    options = CompletionOptions(response_schema=STRICT_SCHEMA, schema_prompt_given=True)
+    request = ModelRequest([Message.user("Ana, 31")], options=options)
+    _, server = await run([stream_reply(CHUNKS.text_events(["{}"]))], request)
+    body = body_of(server)
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["messages"] == [{"role": "user", "content": "Ana, 31"}]

@@ -7,9 +7,11 @@ temperature 0.7 and repeat penalty 1.3 (the model loops under greedy decoding); 
 values (``temperature``, ``top_p``, ``custom_model_params={"repeat_penalty": ..., "top_k": ...,
 "min_p": ...}``) replace them. The model offers no tools: it cannot call them.
 ``json_mode`` constrains the reply to one JSON object with llama.cpp's JSON grammar, as
-llama-cpp-python does for ``response_format={"type": "json_object"}``. ``prompt_cache_key``,
-``prompt_cache_retention`` and ``service_tier`` mean nothing here (one process, one KV cache,
-no tiers) and are ignored.
+llama-cpp-python does for ``response_format={"type": "json_object"}``. A ``response_schema``
+has no payload here: the schema goes as a system message after the leading system messages
+(`LocalModel.schema_prompt`), unless ``schema_prompt_given`` says the caller put it there.
+``prompt_cache_key``, ``prompt_cache_retention`` and ``service_tier`` mean nothing here (one
+process, one KV cache, no tiers) and are ignored.
 
 Each GGUF file is loaded once per process and shared; generations on it take turns. An unseeded
 call reuses the prompt prefix the previous call left in the KV cache; a seeded one evaluates its
@@ -28,7 +30,7 @@ import random
 import sys
 import threading
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,9 @@ from agentos.llm.model import (
     ModelRequest,
     TextDelta,
     UsageChunk,
+    with_schema_prompt,
 )
+from agentos.llm.providers._openai_wire import schema_instruction
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
@@ -192,6 +196,15 @@ class LocalModel:
     def _loaded(self) -> _LoadedModel:
         return _load(self._path or bundled_gguf_path(), self._n_ctx)
 
+    def schema_prompt(self, options: CompletionOptions) -> str | None:
+        """The schema message a request with ``options`` carries, ``None`` without a schema.
+
+        The local model has no structured-output payload, so every schema goes in the prompt
+        as this system message (see `SchemaPrompting`).
+        """
+        schema = options.response_schema
+        return None if schema is None else schema_instruction(schema)
+
     def check_options(self, options: CompletionOptions) -> None:
         """Refuse options this model cannot honour, before any call (see `ChatModel`)."""
         self.sampling_for(options)
@@ -222,6 +235,9 @@ class LocalModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Generate one reply; tools in the request are not offered to this model."""
         sampling = self.sampling_for(request.options)
+        text = None if request.options.schema_prompt_given else self.schema_prompt(request.options)
+        if text is not None:
+            request = replace(request, messages=with_schema_prompt(request.messages, text))
         seed = (
             request.options.seed if request.options.seed is not None else self._rng.getrandbits(31)
         )

@@ -12,7 +12,9 @@ provider's stream into the five chunk types below, which consumers ``match`` on:
 A model's stream may raise `agentos.llm.ProviderError`; closing the stream early (``aclose()``,
 or breaking out of ``async for``) aborts the call. A model may also offer
 ``check_options(options)``, which callers run before any work to refuse options it cannot
-honour (a `GMIError` naming the option).
+honour (a `GMIError` naming the option), and ``schema_prompt(options)`` (`SchemaPrompting`),
+which names the system message it would add for a schema its payload cannot carry, so a caller
+can put that message in the prompt itself (`schema_prompt_for`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from agentos.core.messages import Message, ReplayBlock, ToolCall
+from agentos.core.messages import Message, ReplayBlock, Role, ToolCall
 from agentos.core.usage import ModelUsage
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "ModelChunk",
     "ModelRequest",
     "ReplayChunk",
+    "SchemaPrompting",
     "SchemaRoute",
     "TextDelta",
     "ToolCallChunk",
@@ -41,6 +44,8 @@ __all__ = [
     "ToolDefinition",
     "UsageChunk",
     "closing_stream",
+    "schema_prompt_for",
+    "with_schema_prompt",
 ]
 
 T = TypeVar("T")
@@ -110,6 +115,14 @@ class CompletionOptions:
     object without a schema (OpenAI's ``response_format={"type": "json_object"}``); ``False`` or
     ``None`` sends nothing (plain text is every provider's default), and a ``response_schema``
     takes its place when both are set (a schema answer is JSON already).
+
+    ``schema_prompt_given=True`` says the caller already put the system message that carries
+    ``response_schema`` into the request's messages (the text `SchemaPrompting.schema_prompt`
+    gave), or chose to leave it out: an adapter whose payload cannot carry the schema then
+    adds no message of its own, and still sends the rest of its route (JSON mode, say). The
+    GMI sets it on each hop it gave the message to, before ``before_model_call`` runs, so a hook
+    that removes the message removes it (spec: Completion options). It changes nothing on a
+    request without a ``response_schema``, or on one whose payload carries the schema.
     """
 
     temperature: float | None = None
@@ -133,6 +146,7 @@ class CompletionOptions:
     prompt_cache_retention: str | None = None
     service_tier: str | None = None
     json_mode: bool | None = None
+    schema_prompt_given: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +226,51 @@ class ChatModel(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Run one model step, yielding its chunks as they arrive."""
         ...
+
+
+@runtime_checkable
+class SchemaPrompting(Protocol):
+    """A model that can say which schema message its request would carry in the prompt."""
+
+    def schema_prompt(self, options: CompletionOptions) -> str | None:
+        """The system message this model adds for ``options.response_schema``, or ``None``.
+
+        The text is what the adapter puts after the prompt's leading system messages when its
+        payload cannot carry the schema (OpenAI's JSON mode, Anthropic's ``prompt`` route, a
+        provider with no structured-output payload). ``None`` when ``options`` asks for no
+        schema or the payload carries it. A caller that puts the text in the messages itself
+        sets ``options.schema_prompt_given`` so the adapter adds no second copy.
+        """
+        ...
+
+
+def schema_prompt_for(model: ChatModel, options: CompletionOptions) -> str | None:
+    """``model.schema_prompt(options)`` when the model offers it, else ``None``.
+
+    ``None`` also when ``options`` asks for no schema or already has the message
+    (``schema_prompt_given``). Wrappers (metering, budgets) pass the inner model's method
+    through.
+    """
+    if options.response_schema is None or options.schema_prompt_given:
+        return None
+    method = getattr(model, "schema_prompt", None)
+    if method is None:
+        return None
+    text = method(options)
+    return text if isinstance(text, str) and text else None
+
+
+def with_schema_prompt(messages: Sequence[Message], text: str) -> list[Message]:
+    """``messages`` with ``Message.system(text)`` after their leading system messages.
+
+    The leading run is the system and summary messages before the first other message (all of
+    them when there is no other), the place every adapter puts a schema it sends in the prompt.
+    """
+    lead = next(
+        (i for i, m in enumerate(messages) if m.role not in (Role.SYSTEM, Role.SUMMARY)),
+        len(messages),
+    )
+    return [*messages[:lead], Message.system(text), *messages[lead:]]
 
 
 @asynccontextmanager

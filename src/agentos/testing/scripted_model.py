@@ -10,6 +10,7 @@ request the model received is kept in `ScriptedModel.requests`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -31,7 +32,9 @@ from agentos.llm.model import (
     ToolCallChunk,
     ToolDefinition,
     UsageChunk,
+    with_schema_prompt,
 )
+from agentos.llm.providers._openai_wire import schema_instruction
 from agentos.llm.token_estimate import estimate_tokens, message_text_for_estimate
 
 __all__ = ["ScriptFunction", "ScriptStep", "ScriptedModel", "estimate_tokens"]
@@ -111,6 +114,12 @@ class ScriptedModel:
     ``script`` is a list of steps (a plain string is a step that only streams that text) or a
     function; a lone string is refused with `TypeError`, since it would play one step per
     character.
+
+    ``schema_in_payload=False`` plays a model whose payload cannot carry a ``response_schema``
+    (OpenAI's JSON mode, say): `schema_prompt` then gives the schema's system message, and a
+    request that asks for a schema without ``schema_prompt_given`` gets that message after its
+    leading system messages, as an adapter adds it, before it is recorded in `requests`. The
+    default (``True``) carries every schema in the payload: no message is added.
     """
 
     def __init__(
@@ -120,6 +129,7 @@ class ScriptedModel:
         provider_id: str = "scripted",
         model_id: str = "scripted-model",
         clock: Clock | None = None,
+        schema_in_payload: bool = True,
     ) -> None:
         self._steps: list[ScriptStep | str] | None = None
         self._function: ScriptFunction | None = None
@@ -132,6 +142,7 @@ class ScriptedModel:
         self._provider_id = provider_id
         self._model_id = model_id
         self._clock = clock or system_clock
+        self._schema_in_payload = schema_in_payload
         self.requests: list[ModelRequest] = []
         """Every request received, in order."""
 
@@ -157,8 +168,23 @@ class ScriptedModel:
             return None
         return max(0, len(self._steps) - len(self.requests))
 
+    def schema_prompt(self, options: CompletionOptions) -> str | None:
+        """The schema message this model adds, or ``None`` (see `SchemaPrompting`).
+
+        ``None`` without a schema or when the model was built with ``schema_in_payload=True``.
+        """
+        schema = options.response_schema
+        if schema is None or self._schema_in_payload:
+            return None
+        return schema_instruction(schema)
+
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Play the next step of the script for ``request``."""
+        text = None if request.options.schema_prompt_given else self.schema_prompt(request.options)
+        if text is not None:
+            request = dataclasses.replace(
+                request, messages=with_schema_prompt(request.messages, text)
+            )
         index = len(self.requests)
         self.requests.append(request)
         return self._play(index, request)

@@ -248,7 +248,9 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
     on OpenAI. ``json_mode`` (without a schema) adds `JSON_MODE_INSTRUCTION` to the system
     prompt after the leading system messages, as the ``prompt`` schema route does with a
     schema: the API has no JSON-object switch, and the JSON output format needs a schema that
-    closes every object, which would force an empty one.
+    closes every object, which would force an empty one. On the ``prompt`` route,
+    ``schema_prompt_given`` says the caller put the schema message among the messages already
+    (`AnthropicModel.schema_prompt`): none is added.
     """
     options = request.options
     traits = model_traits(model_id)
@@ -278,7 +280,7 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
                 }
             )
             choice = {"type": "tool", "name": plan.tool_name}
-        else:
+        elif not options.schema_prompt_given:
             system.append(schema_instruction(schema, options.schema_name))
     elif options.json_mode:
         system.append(JSON_MODE_INSTRUCTION)

@@ -13,7 +13,8 @@ reaches the server is exactly what this module builds, whichever SDK version is 
 - Structured output (``response_schema``): OpenAI's strict ``json_schema`` format when the
   schema fits strict mode (`strict_mode_problem`), otherwise JSON mode with the schema as a
   system message after the prompt's leading system messages (spec: a hop whose payload carries
-  no schema gets it in the prompt). No tools are offered on a structured step.
+  no schema gets it in the prompt), unless ``schema_prompt_given`` says the caller put it there
+  (`schema_prompt` gives its text). No tools are offered on a structured step.
 - ``effort`` goes as ``reasoning_effort``, the level as given (the SDK's ``ReasoningEffort``
   names ``none``, ``minimal``, ``low``, ``medium``, ``high``, ``xhigh`` and ``max``; a model
   that does not take a level refuses it with a 400).
@@ -59,6 +60,7 @@ __all__ = [
     "chat_body",
     "check_body_options",
     "schema_instruction",
+    "schema_prompt",
     "strict_mode_problem",
     "wire_messages",
 ]
@@ -125,8 +127,11 @@ def chat_body(request: ModelRequest, *, model_id: str, token_field: TokenField) 
         else:
             route = "json_mode"
             body["response_format"] = {"type": "json_object"}
-            lead = next((i for i, m in enumerate(messages) if m["role"] != "system"), len(messages))
-            messages.insert(lead, {"role": "system", "content": schema_instruction(schema)})
+            if not options.schema_prompt_given:
+                lead = next(
+                    (i for i, m in enumerate(messages) if m["role"] != "system"), len(messages)
+                )
+                messages.insert(lead, {"role": "system", "content": schema_instruction(schema)})
     else:
         if options.json_mode:
             body["response_format"] = {"type": "json_object"}
@@ -280,6 +285,19 @@ def _schema_name(name: str | None) -> str:
     # OpenAI takes 1 to 64 of [A-Za-z0-9_-] as a schema name.
     cleaned = _SCHEMA_NAME_CHARS.sub("_", name or "")[:64]
     return cleaned or "response"
+
+
+def schema_prompt(options: CompletionOptions) -> str | None:
+    """The system message a request with ``options`` carries its schema in, or ``None``.
+
+    A schema strict mode cannot take goes in JSON mode, which has no place for it: the schema
+    goes as `schema_instruction` after the leading system messages. ``None`` without a schema
+    or when strict mode carries it.
+    """
+    schema = options.response_schema
+    if schema is None or strict_mode_problem(schema) is None:
+        return None
+    return schema_instruction(schema)
 
 
 def schema_instruction(schema: Mapping[str, Any]) -> str:

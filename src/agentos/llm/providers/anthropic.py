@@ -54,7 +54,12 @@ from agentos.llm.providers._anthropic_request import (
     build_params,
     check_service_tier,
 )
-from agentos.llm.providers._anthropic_schema import SchemaPlan, model_traits, schema_plan
+from agentos.llm.providers._anthropic_schema import (
+    SchemaPlan,
+    model_traits,
+    schema_instruction,
+    schema_plan,
+)
 from agentos.llm.providers._anthropic_stream import PROVIDER, StreamState
 from agentos.llm.providers._client_pool import ClientPool
 
@@ -173,6 +178,19 @@ class AnthropicModel:
     def schema_plan(self, options: CompletionOptions) -> SchemaPlan | None:
         """Where a request with ``options`` would put its schema (``None`` without one)."""
         return schema_plan(self._model_id, options)
+
+    def schema_prompt(self, options: CompletionOptions) -> str | None:
+        """The schema message a request with ``options`` carries in its prompt, or ``None``.
+
+        On the ``prompt`` route (`schema_plan`) the schema goes as this text, a system message
+        after the leading system messages; the JSON output format and the forced tool carry it
+        in the payload and give ``None``, as does a request without a schema (see
+        `SchemaPrompting`).
+        """
+        plan = self.schema_plan(options)
+        if plan is None or plan.route != "prompt" or options.response_schema is None:
+            return None
+        return schema_instruction(options.response_schema, options.schema_name)
 
     def check_options(self, options: CompletionOptions) -> None:
         """Refuse options this model cannot honour, before any call (see `ChatModel`).

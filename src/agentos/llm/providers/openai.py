@@ -30,7 +30,12 @@ from agentos.llm.providers._openai_client import (
     OpenAIClients,
 )
 from agentos.llm.providers._openai_stream import StreamAssembler, provider_error
-from agentos.llm.providers._openai_wire import TokenField, chat_body, check_body_options
+from agentos.llm.providers._openai_wire import (
+    TokenField,
+    chat_body,
+    check_body_options,
+    schema_prompt,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -94,6 +99,15 @@ class OpenAIModel:
     @property
     def _token_field(self) -> TokenField:
         return "max_completion_tokens" if self._clients.official else "max_tokens"
+
+    def schema_prompt(self, options: CompletionOptions) -> str | None:
+        """The schema message a request with ``options`` carries in its prompt, or ``None``.
+
+        A schema strict mode cannot take goes in JSON mode with this text as a system message
+        after the leading system messages; a strict schema, or none, gives ``None`` (see
+        `SchemaPrompting`).
+        """
+        return schema_prompt(options)
 
     def check_options(self, options: CompletionOptions) -> None:
         """Refuse options this provider cannot take, before any call (see `ChatModel`).
