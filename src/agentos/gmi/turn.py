@@ -398,6 +398,10 @@ class TurnRunner:
         self.last_message_id = payload.provider_message_id
         message = step.message()
         replaced = await self._after_step(payload, calls)
+        if replaced is not None and step.finish is not None and step.finish.schema_route == "tool":
+            # Spec (Hooks): a schema answer returned as a schema tool call stays the JSON the
+            # schema validated; only a text answer is replaced.
+            replaced = None
         if replaced is not None:
             payload = dataclasses.replace(payload, text=replaced)
             message = dataclasses.replace(message, content=replaced)
