@@ -4,6 +4,7 @@ budget, Closing), each test named after the sentence it pins."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -114,7 +115,7 @@ async def test_a_billed_failed_attempt_gets_its_ledger_row_and_counts_in_usage()
         await agent.session("s").send("x")
     [row] = await ledger.rows()
     assert (row.prompt_tokens, row.finish_reason) == (7, "error")
-    assert agent.usage("s").total_tokens == 0  # a failed turn's output is not a turn's usage
+    assert agent.usage("s").total_tokens == 7  # what the ledger holds for the session
 
 
 async def test_the_budget_records_each_finished_step() -> None:
@@ -180,3 +181,25 @@ async def test_a_metaprompt_call_stays_out_of_the_ledger_and_the_turns_usage() -
     assert any(r.options.json_mode for r in model.requests)  # the metaprompt ran
     assert [row.prompt_tokens for row in await ledger.rows()] == [10]
     assert result.usage.prompt_tokens == 10
+
+
+async def test_with_a_durable_ledger_usage_reads_what_earlier_processes_wrote(
+    tmp_path: Path,
+) -> None:
+    from agentos.storage.sqlite_usage_ledger import SQLiteUsageLedger
+
+    path = tmp_path / "ledger.db"
+    u = ModelUsage(prompt_tokens=10, completion_tokens=2)
+    first = SQLiteUsageLedger(path=path)
+    await (
+        gmi(model=ScriptedModel([ScriptStep(text="a", usage=u)]), usage_ledger=first)
+        .session("s")
+        .send("one")
+    )
+    first.close()
+    second = SQLiteUsageLedger(path=path)
+    agent = gmi(model=ScriptedModel([ScriptStep(text="b", usage=u)]), usage_ledger=second)
+    await agent.session("s").send("two")
+    assert agent.usage("s").total_tokens == 24  # the earlier process's row and this one's
+    assert (await second.totals("s")).total_tokens == 24
+    second.close()

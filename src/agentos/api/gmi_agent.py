@@ -344,6 +344,7 @@ class GmiAgent:
             observe=observe if provider is not None else None,
             on_closed=lambda closed: self._closed_session(closed, durable),
             budget=self.budget,
+            ledger=self.options.get("usage_ledger"),
         )
         self._sessions[session_id] = created
         return created
@@ -416,9 +417,8 @@ class GmiAgent:
                 ledger=call.get("usage_ledger"),
             )
 
-        async def after(output: Any, error: BaseException | None) -> None:
-            if output is not None:
-                self._calls_usage = self._calls_usage + output.usage
+        async def after(output: Any, error: BaseException | None, usage: ModelUsage) -> None:
+            self._calls_usage = self._calls_usage + usage
 
         run = GmiTurnRun(
             one_off,

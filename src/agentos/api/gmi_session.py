@@ -25,6 +25,7 @@ from agentos.gmi.gmi import GMI
 from agentos.llm.model import closing_stream
 from agentos.llm.spend_budget import BudgetLike
 from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
+from agentos.storage.usage_records import UsageLedger
 
 from .agent_options import spend_budget_from_option
 from .generate import refuse_unknown_options
@@ -84,6 +85,7 @@ class GmiSession:
         memory_context: Callable[[GmiSession, str], Awaitable[str | None]] | None = None,
         observe: Callable[[GmiSession, str, str], Awaitable[None]] | None = None,
         budget: BudgetLike | None = None,
+        ledger: UsageLedger | None = None,
     ) -> None:
         self.id = session_id
         self.user_id = options.user_id
@@ -100,6 +102,8 @@ class GmiSession:
         self._usage = _Usage()
         self._memory_context = memory_context
         self._budget = budget
+        self._ledger = ledger
+        self._ledger_read = False
         self._last_prompt = ""
         self._observe = observe
 
@@ -128,17 +132,28 @@ class GmiSession:
         return StreamTextResult(_LockedRun(self, Message.user(prompt), options))
 
     async def _gmi_for_turn(self) -> GMI:
+        if self._ledger is not None and not self._ledger_read:
+            # Spec (Usage): with a usage ledger, usage() reads the ledger; rows an earlier
+            # process wrote for this session are read once, and each new row is added as the
+            # turn meters it (the same figures), so usage() stays synchronous.
+            self._ledger_read = True
+            earlier = (await self._ledger.totals(self.id)).usage
+            self._usage.total = earlier + self._usage.total
+            if self._on_usage is not None:
+                self._on_usage(earlier)
         if self._gmi is None:
             self._gmi = await self._build(self)  # a failed build is not kept
         return self._gmi
 
-    async def _turn_finished(self, output: GMIOutput | None, error: BaseException | None) -> None:
+    async def _turn_finished(
+        self, output: GMIOutput | None, error: BaseException | None, usage: ModelUsage
+    ) -> None:
         if output is not None and self._observe is not None and output.response_text:
             await self._observe(self, self._last_prompt, output.response_text)
-        if output is not None:
-            self._usage.total = self._usage.total + output.usage
-            if self._on_usage is not None:
-                self._on_usage(output.usage)
+        # A failed turn's finished steps and billed attempts were metered too: they count.
+        self._usage.total = self._usage.total + usage
+        if self._on_usage is not None:
+            self._on_usage(usage)
 
     # -- the store --------------------------------------------------------------------------
 

@@ -43,8 +43,9 @@ from .structured import ObjectGenerationError, StructuredSpec
 
 __all__ = ["GmiTurnRun", "TurnFinished"]
 
-TurnFinished = Callable[[GMIOutput | None, BaseException | None], Awaitable[None]]
-"""Told when a turn ends: its output, or the error that ended it."""
+TurnFinished = Callable[[GMIOutput | None, BaseException | None, ModelUsage], Awaitable[None]]
+"""Told when a turn ends: its output (or the error that ended it) and what it used, billed
+failed attempts and the steps of a failed turn included."""
 
 
 class GmiTurnRun:
@@ -240,7 +241,7 @@ class GmiTurnRun:
                 else:
                     await writer.fail(has_steps=bool(self._steps))
             if self._after is not None:
-                await self._after(self._output if finished else None, error)
+                await self._after(self._output if finished else None, error, self._usage)
 
 
 def _turn_error(message: str, details: dict[str, Any]) -> GMIError:
