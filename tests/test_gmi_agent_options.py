@@ -210,3 +210,19 @@ async def test_a_structured_send_shows_on_before_generation_the_schema_message()
     assert all(role is Role.SYSTEM for role in roles[:at])
     assert roles[at + 1 :] == [Role.USER]
     assert [m.text for m in model.requests[0].messages].count(instruction) == 1
+
+
+async def test_a_block_label_is_kept_on_the_turns_stored_messages() -> None:
+    session = gmi(model=ScriptedModel(["a"])).session("s")
+    await session.send("hi", block_label="onboarding")
+    assert [m.metadata.get("block_label") for m in await session.messages()] == [
+        "onboarding",
+        "onboarding",
+    ]
+
+
+def test_router_params_and_host_policy_are_named_as_not_applied() -> None:
+    from agentos.api.warnings import UnappliedOptionsWarning
+
+    with pytest.warns(UnappliedOptionsWarning, match="router_params, host_policy"):
+        gmi(model=ScriptedModel([]), router_params={"x": 1}, host_policy={"y": 2})

@@ -220,6 +220,9 @@ LEGACY_UNAPPLIED: tuple[str, ...] = (
     "thinking",
     "effort",
     "cache",
+    # The completion gateway has no router parameters or host policy yet (see GMI_UNAPPLIED).
+    "router_params",
+    "host_policy",
 )
 """The options agent() without ``runtime="gmi"`` accepts without applying, in warning order."""
 
@@ -233,8 +236,13 @@ GMI_UNAPPLIED: tuple[str, ...] = (
     "emergent",
     "output",
     "provenance",
+    # agentos's completion gateway takes a router and a policy tier but no router parameters or
+    # host policy yet: accepted, named in the warning rather than dropped silently.
+    "router_params",
+    "host_policy",
 )
-"""The options gmi() accepts without applying (spec: the gmi column of the contract)."""
+"""The options gmi() accepts without applying (spec: the gmi column of the contract, and the
+two gateway inputs agentos does not have yet)."""
 
 _GMI_REFUSED: tuple[str, ...] = ("voice", "avatar", "channels")
 

@@ -256,6 +256,7 @@ class _LockedRun:
             abort_signal=options.get("abort_signal"),
             context=context,
             budget=spend_budget_from_option(options.get("budget")),
+            block_label=options.get("block_label"),
         )
 
     async def parts(self) -> AsyncIterator[StreamPart]:

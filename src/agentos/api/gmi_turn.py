@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, cast
@@ -69,6 +70,7 @@ class GmiTurnRun:
         abort_signal: AbortSignal | asyncio.Event | None = None,
         context: Callable[[str], Awaitable[str | None]] | None = None,
         budget: BudgetLike | None = None,
+        block_label: str | None = None,
     ) -> None:
         self._gmi_for_turn = gmi
         self._history = history
@@ -84,6 +86,7 @@ class GmiTurnRun:
         self._abort_signal = abort_signal
         self._context = context
         self._budget = budget
+        self._block_label = block_label
         self._object: Any = None
         self._steps: list[StepResult] = []
         self._added: list[Message] = []
@@ -133,7 +136,10 @@ class GmiTurnRun:
             await self._history.load()
             await gmi.replace_history(self._history.prompt_messages())
             writer = self._history.begin_turn()
-            await writer.add([self._input])
+            stored_input = self._input
+            if self._block_label is not None:
+                stored_input = _labelled(stored_input, self._block_label)
+            await writer.add([stored_input])
         seen = {id(m) for m in gmi.history.messages()}
         input_seen = False
         turn_input = GMITurnInput(
@@ -172,6 +178,8 @@ class GmiTurnRun:
             if not input_seen and new and new[0].role is Role.USER:
                 new = new[1:]
                 input_seen = True
+            if self._block_label is not None:
+                new = [_labelled(m, self._block_label) for m in new]
             self._added.extend(new)
             if writer is not None and new:
                 await writer.add(new)
@@ -242,6 +250,11 @@ class GmiTurnRun:
                     await writer.fail(has_steps=bool(self._steps))
             if self._after is not None:
                 await self._after(self._output if finished else None, error, self._usage)
+
+
+def _labelled(message: Message, label: str) -> Message:
+    """``message`` carrying its turn's ``block_label`` in its metadata (as the store keeps it)."""
+    return dataclasses.replace(message, metadata={**message.metadata, "block_label": label})
 
 
 def _turn_error(message: str, details: dict[str, Any]) -> GMIError:
