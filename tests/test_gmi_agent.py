@@ -23,18 +23,7 @@ from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
 from agentos.storage.session_history import is_partial
 from agentos.storage.session_store import SQLiteSessionStore
 from agentos.testing import ScriptedModel, ScriptStep
-from agentos.tools.tool import tool
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
+from fakes.tools import add
 
 
 def texts(messages: Sequence[Message]) -> list[tuple[str, str]]:

@@ -18,18 +18,7 @@ from agentos.core.messages import Role, ToolCall
 from agentos.llm.spend_budget import SpendBudget
 from agentos.storage.session_history import is_partial
 from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
-from agentos.tools.tool import tool
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
+from fakes.tools import add
 
 
 class Answer(BaseModel):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentos.api.abort import AbortSignal
 from agentos.api.gmi_agent import gmi
 from agentos.api.results import ErrorPart, FinishPart
 from agentos.core.errors import GMIError
@@ -18,23 +19,13 @@ from agentos.llm.spend_budget import SpendBudget
 from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
 from agentos.storage.session_history import is_partial
 from agentos.testing import ScriptedModel, ScriptStep
-from agentos.tools.tool import tool
+from agentos.tools.tool import Tool
+from fakes.tools import add
 
 
 def known(script: list[str]) -> ScriptedModel:
     """A scripted model the catalog knows: gpt-4o-mini, a 128,000-token window."""
     return ScriptedModel(script, provider_id="openai", model_id="gpt-4o-mini")
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: the first
-        b: the second
-    """
-    return a + b
 
 
 async def test_the_35_percent_budget_sends_the_newest_history_and_messages_lists_all() -> None:
@@ -74,17 +65,25 @@ async def test_history_max_tokens_bounds_the_store() -> None:
     assert [e.kind.value for e in session.drain_history_events()].count("evicted") >= 1
 
 
-async def test_a_clear_during_a_turn_discards_that_turns_writes() -> None:
+@pytest.mark.parametrize(
+    ("action", "left"), [("clear", []), ("reseed", ["earlier", "seeded"])], ids=["clear", "reseed"]
+)
+async def test_a_clear_or_reseed_during_a_turn_discards_that_turns_writes(
+    action: str, left: list[str]
+) -> None:
     gate = asyncio.Event()
     model = ScriptedModel([ScriptStep(text="late", wait=gate)])
     session = gmi(model=model).session("s")
     turn = asyncio.create_task(session.send("hello"))
     while not model.requests:  # noqa: ASYNC110 - waiting for the scripted model's first call
         await asyncio.sleep(0)
-    await session.clear()
+    if action == "clear":
+        await session.clear()
+    else:
+        await session.reseed([Message.user("earlier"), Message.assistant("seeded")])
     gate.set()
     await turn
-    assert await session.messages() == []
+    assert [m.text for m in await session.messages()] == left
 
 
 async def test_stream_settles_after_the_store_is_written() -> None:
@@ -203,3 +202,79 @@ async def test_with_a_durable_ledger_usage_reads_what_earlier_processes_wrote(
     assert agent.usage("s").total_tokens == 24  # the earlier process's row and this one's
     assert (await second.totals("s")).total_tokens == 24
     second.close()
+
+
+async def test_an_abort_signal_ends_a_sessions_stream_with_an_error_part() -> None:
+    gate = asyncio.Event()
+    model = ScriptedModel([ScriptStep(text="never", wait=gate), "next"])
+    session = gmi(model=model).session("s")
+    signal = AbortSignal()
+
+    async def abort_once_called() -> None:
+        while not model.requests:  # noqa: ASYNC110 - waiting for the scripted model's call
+            await asyncio.sleep(0)
+        signal.abort(TimeoutError("user left"))
+
+    aborter = asyncio.create_task(abort_once_called())
+    parts = [part async for part in session.stream("hello", abort_signal=signal).full_stream]
+    await aborter
+    assert isinstance(parts[-2], ErrorPart)
+    assert isinstance(parts[-2].error, TimeoutError)
+    assert isinstance(parts[-1], FinishPart)
+    assert parts[-1].finish_reason == "error"
+    assert (await session.send("again")).text == "next"  # the session stays open
+
+
+async def test_an_abort_signal_stops_generate_and_agent_stream() -> None:
+    gate = asyncio.Event()
+    model = ScriptedModel([ScriptStep(text="never", wait=gate)] * 2)
+    agent = gmi(model=model)
+    signal = AbortSignal()
+    call = asyncio.create_task(agent.generate("hello", abort_signal=signal))
+    while not model.requests:  # noqa: ASYNC110 - waiting for the scripted model's first call
+        await asyncio.sleep(0)
+    signal.abort(TimeoutError("user left"))
+    with pytest.raises(TimeoutError, match="user left"):
+        await call
+    already = AbortSignal()
+    already.abort("too late")
+    parts = [part async for part in agent.stream("hello", abort_signal=already).full_stream]
+    assert isinstance(parts[-2], ErrorPart)
+    assert "too late" in str(parts[-2].error)
+    assert len(model.requests) == 1  # the already-aborted call started no turn
+
+
+async def test_agent_close_does_not_shut_down_the_agents_tools() -> None:
+    class Calculator:
+        def __init__(self) -> None:
+            self.shut = False
+
+        def add(self, a: int, b: int) -> int:
+            """Add two numbers."""
+            return a + b
+
+        async def aclose(self) -> None:
+            self.shut = True
+
+        def shutdown(self) -> None:
+            self.shut = True
+
+        close = shutdown
+
+    calculator = Calculator()
+    adder = Tool.from_function(calculator.add)
+    model = ScriptedModel(
+        [
+            ScriptStep(tool_calls=[ToolCall("c1", "add", {"a": 1, "b": 1})]),
+            "2",
+            ScriptStep(tool_calls=[ToolCall("c2", "add", {"a": 2, "b": 2})]),
+            "4",
+        ]
+    )
+    agent = gmi(model=model, tools=[adder])
+    await agent.session("s").send("1+1")
+    await agent.close()
+    assert not calculator.shut
+    result = await agent.session("s").send("2+2")  # a session opened afterwards runs the tool
+    assert [r.output for r in result.tool_results] == [4]
+    await agent.close()
