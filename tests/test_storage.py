@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import stat
 from collections.abc import AsyncIterator, Iterator
@@ -26,6 +27,7 @@ from agentos.storage import (
     default_database_path,
     open_database,
 )
+from agentos.storage import sqlite as sqlite_module
 from agentos.storage.sqlite import _statements
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -534,3 +536,25 @@ def test_event_refuses_bad_figures_by_name(field: str, value: object) -> None:
 def test_event_refuses_a_naive_time() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         event(recorded_at=datetime(2026, 1, 1))
+
+
+def test_a_store_database_opened_for_a_store_is_closed_when_its_migrations_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[Database] = []
+    real_open = sqlite_module.open_database
+
+    def recording_open(path: str | os.PathLike[str] | None = None) -> Database:
+        opened.append(real_open(path))
+        return opened[-1]
+
+    monkeypatch.setattr(sqlite_module, "open_database", recording_open)
+    broken = [Migration(1, "CREATE TABLE t (x); THIS IS NOT SQL;")]
+    with pytest.raises(StorageError):
+        sqlite_module.open_store_database("Broken", None, tmp_path / "a.db", "broken", broken)
+    assert [database.closed for database in opened] == [True]
+    shared = real_open(tmp_path / "b.db")
+    with pytest.raises(StorageError):
+        sqlite_module.open_store_database("Broken", shared, None, "broken", broken)
+    assert not shared.closed  # a database the caller gave stays the caller's to close
+    shared.close()

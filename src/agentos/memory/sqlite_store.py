@@ -42,7 +42,7 @@ from agentos.memory.trace import (
     Provenance,
     SourceType,
 )
-from agentos.storage.sqlite import Database, Migration, StorageError, open_database
+from agentos.storage.sqlite import Database, Migration, StorageError, open_store_database
 
 __all__ = ["MEMORY_MIGRATIONS", "MEMORY_STORE", "SQLiteMemoryStore"]
 
@@ -123,13 +123,11 @@ class SQLiteMemoryStore(CatalogStore):
     def __init__(
         self, database: Database | None = None, *, path: str | os.PathLike[str] | None = None
     ) -> None:
-        if database is not None and path is not None:
-            raise ValueError("give SQLiteMemoryStore a database or a path, not both")
-        self._owns_database = database is None
-        self._database = database if database is not None else open_database(path)
+        self._database, self._owns_database = open_store_database(
+            "SQLiteMemoryStore", database, path, MEMORY_STORE, MEMORY_MIGRATIONS
+        )
         self._closed = False
         try:
-            self._database.migrate(MEMORY_STORE, MEMORY_MIGRATIONS)
             self._catalog = self._load_catalog()
         except BaseException:
             if self._owns_database:

@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 
 from agentos.core.messages import Message, dump_messages, load_messages
 
-from .sqlite import Database, Migration, StorageError, open_database
+from .sqlite import Database, Migration, StorageError, open_store_database
 
 __all__ = [
     "SESSION_STORE",
@@ -255,16 +255,9 @@ class SQLiteSessionStore:
     def __init__(
         self, database: Database | None = None, *, path: str | os.PathLike[str] | None = None
     ) -> None:
-        if database is not None and path is not None:
-            raise ValueError("give SQLiteSessionStore a database or a path, not both")
-        self._owns_database = database is None
-        self._database = database if database is not None else open_database(path)
-        try:
-            self._database.migrate(SESSION_STORE, SESSION_STORE_MIGRATIONS)
-        except BaseException:
-            if self._owns_database:
-                self._database.close()
-            raise
+        self._database, self._owns_database = open_store_database(
+            "SQLiteSessionStore", database, path, SESSION_STORE, SESSION_STORE_MIGRATIONS
+        )
 
     @property
     def database(self) -> Database:

@@ -45,6 +45,7 @@ __all__ = [
     "agentos_home",
     "default_database_path",
     "open_database",
+    "open_store_database",
 ]
 
 AGENTOS_HOME_ENV = "AGENTOS_HOME"
@@ -138,6 +139,33 @@ def open_database(path: str | os.PathLike[str] | None = None) -> Database:
         # The file holds usage and, later, conversations: owner-only, as the reference does.
         os.chmod(target, 0o600)
     return Database(connection, target)
+
+
+def open_store_database(
+    owner: str,
+    database: Database | None,
+    path: str | os.PathLike[str] | None,
+    store: str,
+    migrations: Sequence[Migration],
+) -> tuple[Database, bool]:
+    """The database a store named ``owner`` lives in, with ``store``'s migrations applied.
+
+    A store takes an open ``database`` (shared, its caller closes it) or a ``path`` to open one
+    it owns (``None``: the default database); both is a `ValueError` naming ``owner``. Returns
+    the database and whether the store owns it. A database opened here is closed again when the
+    migrations fail, so a store that cannot open leaves no connection behind.
+    """
+    if database is not None and path is not None:
+        raise ValueError(f"give {owner} a database or a path, not both")
+    owned = database is None
+    opened = database if database is not None else open_database(path)
+    try:
+        opened.migrate(store, migrations)
+    except BaseException:
+        if owned:
+            opened.close()
+        raise
+    return opened, owned
 
 
 def _home_code(from_home: bool) -> GMIErrorCode:

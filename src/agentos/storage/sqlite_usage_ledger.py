@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from .sqlite import Database, Migration, open_database
+from .sqlite import Database, Migration, open_store_database
 from .usage_records import UsageEvent, UsageTotals, check_row_limit, checked_event
 
 __all__ = ["USAGE_LEDGER_MIGRATIONS", "USAGE_LEDGER_STORE", "SQLiteUsageLedger"]
@@ -67,16 +67,9 @@ class SQLiteUsageLedger:
     def __init__(
         self, database: Database | None = None, *, path: str | os.PathLike[str] | None = None
     ) -> None:
-        if database is not None and path is not None:
-            raise ValueError("give SQLiteUsageLedger a database or a path, not both")
-        self._owns_database = database is None
-        self._database = database if database is not None else open_database(path)
-        try:
-            self._database.migrate(USAGE_LEDGER_STORE, USAGE_LEDGER_MIGRATIONS)
-        except BaseException:
-            if self._owns_database:
-                self._database.close()
-            raise
+        self._database, self._owns_database = open_store_database(
+            "SQLiteUsageLedger", database, path, USAGE_LEDGER_STORE, USAGE_LEDGER_MIGRATIONS
+        )
 
     @property
     def database(self) -> Database:
