@@ -47,3 +47,20 @@ async def test_cognitive_memory_example(capsys: pytest.CaptureFixture[str]) -> N
     recalled = await example.main(HashEmbedder(384))
     assert len(recalled) == 2
     assert "## How To Use Your Memories" in capsys.readouterr().out
+
+
+async def test_tutor_session_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentos.testing import HashEmbedder
+
+    example = load("tutor_session")
+    model = ScriptedModel(
+        lambda messages, tools, options: (
+            '{"updatedGmiMood": "empathetic"}' if options.json_mode else "Think of mirrors."
+        )
+    )
+    memories = await example.main(model, HashEmbedder(256))
+    printed = capsys.readouterr().out
+    assert "Tutor: Think of mirrors." in printed
+    assert "[event] user_frustrated" in printed
+    assert "[mood] empathetic" in printed
+    assert "I hate recursion: it is awful and confusing and I feel stupid." in memories

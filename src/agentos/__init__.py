@@ -1,16 +1,25 @@
 """agentos: a Python runtime for stateful LLM agents.
 
 The spec's GMI layer (personas, mood, memory, the turn loop) and its lightweight helpers.
-Start with `generate_text()` / `stream_text()`; test with `agentos.testing`.
+Start with `gmi()` for an agent whose sessions keep a persona, a mood and a memory, or
+`generate_text()` / `stream_text()` for one model call; test with `agentos.testing`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
 from agentos.api import (
     DEFAULT_COT_INSTRUCTION,
+    SKIP_TOOL,
+    AbortError,
+    AbortSignal,
+    Agent,
+    CognitionConfig,
     ErrorPart,
     FinishPart,
     GenerateTextResult,
+    GmiAgent,
+    GmiSession,
+    ObjectGenerationError,
     StepFinishPart,
     StepResult,
     StreamPart,
@@ -19,7 +28,11 @@ from agentos.api import (
     TextOptions,
     ToolCallPart,
     ToolResultPart,
+    agent,
+    create_gmi,
     generate_text,
+    gmi,
+    import_agent,
     stream_text,
 )
 from agentos.core import (
@@ -59,6 +72,18 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "import_agent",
+    "SKIP_TOOL",
+    "AbortError",
+    "AbortSignal",
+    "Agent",
+    "CognitionConfig",
+    "GmiAgent",
+    "GmiSession",
+    "ObjectGenerationError",
+    "agent",
+    "create_gmi",
+    "gmi",
     "get_built_in_persona",
     "PersonaDefinition",
     "BUILT_IN_PERSONAS",

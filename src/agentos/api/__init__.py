@@ -1,7 +1,17 @@
-"""The public entry points: `generate_text()` and `stream_text()`."""
+"""The public entry points: `generate_text()` / `stream_text()`, `agent()` and `gmi()`."""
 
+from agentos.api.abort import AbortError, AbortSignal
 from agentos.api.agent import GENERATE_CALL_OPTIONS, Agent, agent
+from agentos.api.agent_export import AgentExport, export_agent_config, import_agent
+from agentos.api.agent_hooks import (
+    SKIP_TOOL,
+    AfterGenerationContext,
+    BeforeGenerationContext,
+    HookWarning,
+    ToolExecutionContext,
+)
 from agentos.api.agent_session import SESSION_CALL_OPTIONS, AgentSession
+from agentos.api.cognition import CognitionConfig, resolve_cognition
 from agentos.api.generate import (
     DEFAULT_COT_INSTRUCTION,
     DEFAULT_MAX_STEPS,
@@ -9,6 +19,9 @@ from agentos.api.generate import (
     generate_text,
     stream_text,
 )
+from agentos.api.gmi_agent import CALL_OPTIONS, GmiAgent, create_gmi, gmi
+from agentos.api.gmi_persona import persona_from_agent_options
+from agentos.api.gmi_session import SEND_OPTIONS, GmiSession
 from agentos.api.memory_provider import (
     DEFAULT_MEMORY_TIMEOUT_MS,
     MemoryProvider,
@@ -26,29 +39,53 @@ from agentos.api.results import (
     ToolResultPart,
 )
 from agentos.api.stream_result import StreamTextResult
+from agentos.api.structured import ObjectGenerationError
+from agentos.api.warnings import AgentOSWarning, UnappliedOptionsWarning
 
 __all__ = [
+    "AgentExport",
+    "export_agent_config",
+    "import_agent",
+    "CALL_OPTIONS",
     "DEFAULT_COT_INSTRUCTION",
     "DEFAULT_MAX_STEPS",
     "DEFAULT_MEMORY_TIMEOUT_MS",
     "GENERATE_CALL_OPTIONS",
+    "SEND_OPTIONS",
     "SESSION_CALL_OPTIONS",
+    "SKIP_TOOL",
+    "AbortError",
+    "AbortSignal",
+    "AfterGenerationContext",
     "Agent",
+    "AgentOSWarning",
     "AgentSession",
+    "BeforeGenerationContext",
+    "CognitionConfig",
     "ErrorPart",
     "FinishPart",
     "GenerateTextResult",
+    "GmiAgent",
+    "GmiSession",
+    "HookWarning",
     "MemoryProvider",
     "MemoryProviderWarning",
+    "ObjectGenerationError",
     "StepFinishPart",
     "StepResult",
     "StreamPart",
     "StreamTextResult",
-    "TextOptions",
     "TextDeltaPart",
+    "TextOptions",
     "ToolCallPart",
+    "ToolExecutionContext",
     "ToolResultPart",
+    "UnappliedOptionsWarning",
     "agent",
+    "create_gmi",
     "generate_text",
+    "gmi",
+    "persona_from_agent_options",
+    "resolve_cognition",
     "stream_text",
 ]

@@ -25,6 +25,7 @@ from agentos.core.usage import ModelUsage
 from agentos.llm.resolve import split_model_string
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 
+from .agent_export import AgentExport, export_agent_config
 from .agent_options import (
     AgentOptions,
     check_agent_options,
@@ -224,6 +225,14 @@ class Agent:
             del self._sessions[closed.id]
 
     # -- usage and closing ------------------------------------------------------------------
+
+    def export(self, metadata: Mapping[str, Any] | None = None) -> AgentExport:
+        """The agent's options as a portable document (`agentos.api.agent_export`).
+
+        Plain-data options go in ``config``; live objects (tools, hooks, a model instance, ...)
+        and ``api_key`` are named in ``omitted``. `import_agent()` builds the agent again.
+        """
+        return export_agent_config(self.options, runtime="legacy", metadata=metadata)
 
     def usage(self, session_id: str | None = None) -> ModelUsage:
         """What the agent's calls used: one session's turns, or (no id) every call's.

@@ -43,12 +43,14 @@ from agentos.memory.config import CognitiveMemoryConfig
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import MemoryStore
 from agentos.persona.definition import PersonaDefinition
-from agentos.storage.session_history import SessionHistoryBuffer
+from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 from agentos.storage.session_store import SessionInfo, SessionStore
 from agentos.storage.usage_records import UsageLedger
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
+from .agent import GENERATE_CALL_OPTIONS
+from .agent_export import AgentExport, export_agent_config
 from .agent_hooks import wrap_after_generation, wrap_before_generation, wrap_before_tool
 from .agent_options import (
     AgentOptions,
@@ -74,24 +76,9 @@ from .structured import structured_spec
 
 __all__ = ["CALL_OPTIONS", "GmiAgent", "create_gmi", "gmi"]
 
-CALL_OPTIONS = frozenset(
-    {
-        "temperature",
-        "max_tokens",
-        "top_p",
-        "response_schema",
-        "schema_name",
-        "model",
-        "provider",
-        "max_steps",
-        "usage_ledger",
-        "abort_signal",
-        "budget",
-    }
-)
-"""What `GmiAgent.generate()` / `stream()` take per call (spec: agent.generate())."""
-
-DEFAULT_HISTORY_MAX_TOKENS = 120_000
+CALL_OPTIONS = GENERATE_CALL_OPTIONS | {"abort_signal"}
+"""What `GmiAgent.generate()` / `stream()` take per call (spec: agent.generate()): the
+legacy agent's per-call options and ``abort_signal``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,6 +450,23 @@ class GmiAgent:
         return await stream.result
 
     # -- usage and closing ------------------------------------------------------------------
+
+    def export(self, metadata: Mapping[str, Any] | None = None) -> AgentExport:
+        """The agent's options as a portable document (`agentos.api.agent_export`).
+
+        Plain-data options go in ``config``; live objects (tools, hooks, a model instance, ...)
+        and ``api_key`` are named in ``omitted``. `import_agent()` builds the agent again.
+        """
+        return export_agent_config(self.options, runtime="gmi", metadata=metadata)
+
+    @property
+    def memory(self) -> CognitiveMemoryManager | None:
+        """The cognitive memory the agent's sessions share (spec: Cognitive memory).
+
+        ``None`` until the first session turn builds it, after `close()`, and for an agent
+        with memory off. Read it to see what a user's sessions have stored or would recall.
+        """
+        return self._built.memory if self._built is not None else None
 
     def usage(self, session_id: str | None = None) -> ModelUsage:
         """One session's usage, or every session's and every call's."""
