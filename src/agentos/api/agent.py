@@ -75,6 +75,12 @@ _PASSED_THROUGH = (
     "policy_tier",
     "usage_ledger",
     "custom_model_params",
+    "thinking",
+    "effort",
+    "cache",
+    "on_before_generation",
+    "on_after_generation",
+    "on_before_tool_execution",
 )
 
 

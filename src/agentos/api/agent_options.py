@@ -28,7 +28,7 @@ from agentos.storage.usage_records import UsageLedger
 from agentos.tools.tool import Tool
 
 from .cognition import CognitionConfig, check_cognition, resolve_mechanisms_option
-from .generate import refuse_unknown_options
+from .generate import check_completion_settings, refuse_unknown_options
 from .warnings import UnappliedOptionsWarning
 
 __all__ = [
@@ -212,14 +212,6 @@ LEGACY_UNAPPLIED: tuple[str, ...] = (
     "cognitive_mechanisms",
     "cognition",
     "learning",
-    # The hooks and these completion settings are the GMI path's (GMIs from agent()); the
-    # lightweight agent does not apply them yet, and says so rather than drop them silently.
-    "on_before_generation",
-    "on_after_generation",
-    "on_before_tool_execution",
-    "thinking",
-    "effort",
-    "cache",
     # The completion gateway has no router parameters or host policy yet (see GMI_UNAPPLIED).
     "router_params",
     "host_policy",
@@ -458,14 +450,7 @@ def _check_tools(options: Mapping[str, Any]) -> None:
 
 def _check_completion(options: Mapping[str, Any]) -> None:
     _positive_int("max_tokens", options.get("max_tokens"))
-    thinking = options.get("thinking")
-    if thinking is not None and not isinstance(thinking, bool | int | Mapping):
-        _invalid("thinking", f"must be a token budget or a mapping, got {thinking!r}")
-    if isinstance(thinking, int) and not isinstance(thinking, bool) and thinking < 0:
-        _invalid("thinking", f"must be a token budget >= 0, got {thinking!r}")
-    cache = options.get("cache")
-    if cache is not None and not isinstance(cache, bool) and cache not in ("5m", "1h"):
-        _invalid("cache", f"must be True, False, '5m' or '1h', got {cache!r}")
+    check_completion_settings(options)
     _mapping(options, "custom_model_params")
     controls = _mapping(options, "controls")
     if controls is not None:

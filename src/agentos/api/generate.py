@@ -11,10 +11,11 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, NoReturn, TypedDict, Unpack, cast
+from typing import Any, Literal, NoReturn, TypedDict, Unpack, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
+from agentos.gmi.options import thinking_budget_tokens
 from agentos.llm.fallback_chain import FallbackLeg
 from agentos.llm.gateway import (
     CompletionGateway,
@@ -27,16 +28,25 @@ from agentos.llm.spend_budget import SpendBudget
 from agentos.storage.usage_records import UsageLedger
 from agentos.tools.tool import Tool
 
+from .agent_hooks import (
+    AfterGenerationContext,
+    BeforeGenerationContext,
+    ToolExecutionContext,
+    wrap_after_generation,
+    wrap_before_generation,
+    wrap_before_tool,
+)
 from .gateway_factory import build_gateway, coerce_legs
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
 from .structured import ResponseSchema, structured_spec
-from .text_run import TextRun
+from .text_run import StepHooks, TextRun
 
 __all__ = [
     "DEFAULT_COT_INSTRUCTION",
     "DEFAULT_MAX_STEPS",
     "TextOptions",
+    "check_completion_settings",
     "generate_text",
     "refuse_unknown_options",
     "stream_text",
@@ -73,6 +83,11 @@ class TextOptions(TypedDict, total=False):
     - ``cache_diagnostics``: ``True``, or the id of an earlier response to compare with, asks
       for prompt-cache diagnostics (Anthropic) on every step, each later step compared with the
       previous step's response; each `StepResult` carries ``cache_diagnostics``.
+    - ``thinking`` (a reasoning token budget, or ``{"budget_tokens": n}``), ``effort``
+      (``"low"``, ``"medium"``, ``"high"``, ...) and ``cache`` (``True``, ``False``, ``"5m"``
+      or ``"1h"``: prompt caching), sent in each provider's form.
+    - ``on_before_generation``, ``on_after_generation``, ``on_before_tool_execution``: the
+      hooks `agentos.api.agent_hooks` describes, with the semantics they have on a GMI.
     """
 
     provider: str | None
@@ -104,6 +119,12 @@ class TextOptions(TypedDict, total=False):
     response_schema: ResponseSchema | None
     schema_name: str | None
     cache_diagnostics: bool | str | None
+    thinking: bool | int | Mapping[str, Any] | None
+    effort: str | None
+    cache: bool | Literal["5m", "1h"] | None
+    on_before_generation: Callable[[BeforeGenerationContext], Any] | None
+    on_after_generation: Callable[[AfterGenerationContext], Any] | None
+    on_before_tool_execution: Callable[[ToolExecutionContext], Any] | None
 
 
 _OPTION_NAMES = frozenset(TextOptions.__annotations__)
@@ -175,6 +196,8 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
     if stop is not None and (isinstance(stop, str) or not all(isinstance(s, str) for s in stop)):
         _invalid("stop", "must be a list of strings")
     diagnostics = _cache_diagnostics(options.get("cache_diagnostics"))
+    check_completion_settings(options)
+    hooks = _hooks(options)
     if not isinstance(chain_of_thought, bool | str):
         _invalid("chain_of_thought", f"must be a bool or an instruction, got {chain_of_thought!r}")
     tool_list = list(tools or [])
@@ -222,13 +245,48 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
         response_schema=spec.json_schema if spec else None,
         schema_name=spec.name if spec else None,
         cache_diagnostics=diagnostics,
+        thinking_budget_tokens=thinking_budget_tokens(options.get("thinking")),
+        effort=options.get("effort"),
+        cache=options.get("cache"),
     )
     turn = _gateway(options).begin_turn(task_hint=_task_hint(history))
     primary = turn.resolve()
     check_options = getattr(primary.model, "check_options", None) if primary else None
     if callable(check_options):
         check_options(completion)
-    return TextRun(turn, history, tool_list, completion, max_steps, spec)
+    return TextRun(turn, history, tool_list, completion, max_steps, spec, hooks)
+
+
+def check_completion_settings(options: Mapping[str, Any]) -> None:
+    """Refuse a bad ``thinking``, ``effort`` or ``cache``, naming it (`GMIError`)."""
+    thinking = options.get("thinking")
+    if thinking is not None and not isinstance(thinking, bool | int | Mapping):
+        _invalid("thinking", f"must be a token budget or a mapping, got {thinking!r}")
+    if isinstance(thinking, int) and not isinstance(thinking, bool) and thinking < 0:
+        _invalid("thinking", f"must be a token budget >= 0, got {thinking!r}")
+    effort = options.get("effort")
+    if effort is not None and (not isinstance(effort, str) or not effort.strip()):
+        _invalid("effort", f"must be an effort level such as 'low' or 'high', got {effort!r}")
+    cache = options.get("cache")
+    if cache is not None and not isinstance(cache, bool) and cache not in ("5m", "1h"):
+        _invalid("cache", f"must be True, False, '5m' or '1h', got {cache!r}")
+
+
+def _hooks(options: TextOptions) -> StepHooks:
+    """The call's hooks, each wrapped as a GMI's (a hook that is not callable is refused)."""
+    for name in ("on_before_generation", "on_after_generation", "on_before_tool_execution"):
+        hook = options.get(name)
+        if hook is not None and not callable(hook):
+            _invalid(name, f"must be a function, got {type(hook).__name__}")
+    before = options.get("on_before_generation")
+    after = options.get("on_after_generation")
+    vet = options.get("on_before_tool_execution")
+    return StepHooks(
+        system=options.get("system") or "",
+        before_model_call=wrap_before_generation(before) if before is not None else None,
+        after_model_step=wrap_after_generation(after) if after is not None else None,
+        before_tool_call=wrap_before_tool(vet) if vet is not None else None,
+    )
 
 
 def _cache_diagnostics(value: object) -> CacheDiagnosticsRequest | None:

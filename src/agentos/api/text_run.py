@@ -8,17 +8,24 @@ A provider failure ends the run with `ProviderError` (code ``LLM_PROVIDER_ERROR`
 With cache diagnostics asked for (``options.cache_diagnostics``), every step sends them: the
 first with the request the caller gave, each later one naming the previous step's response
 (its ``provider_message_id``, or none when that step reported no id).
+
+`StepHooks` are the GMI's hook shapes (`agentos.gmi.config`), so `agent_hooks` wraps a user's
+``on_before_generation`` / ``on_after_generation`` / ``on_before_tool_execution`` once for both
+paths: the first sees each attempt's messages after the schema message (a hop whose payload
+carries no schema), the second may replace a step's text (not a schema tool call's JSON), the
+third may skip or rewrite a call.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message
+from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
+from agentos.gmi.config import BeforeModelCall, ModelCallInfo, StepInfo
 from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
 from agentos.llm.model import (
     CacheDiagnosticsRequest,
@@ -27,9 +34,11 @@ from agentos.llm.model import (
     TextDelta,
     ToolCallChunk,
     closing_stream,
+    schema_prompt_for,
+    with_schema_prompt,
 )
 from agentos.llm.step import StepCollector
-from agentos.tools.orchestrator import ToolOrchestrator
+from agentos.tools.orchestrator import ToolOrchestrator, skipped_by_hook
 from agentos.tools.tool import Tool
 
 from .results import (
@@ -43,7 +52,17 @@ from .results import (
 )
 from .structured import StructuredSpec
 
-__all__ = ["TextRun"]
+__all__ = ["StepHooks", "TextRun"]
+
+
+@dataclass(frozen=True, slots=True)
+class StepHooks:
+    """What a run calls around its steps; ``system`` is what ``before_model_call`` is told."""
+
+    system: str = ""
+    before_model_call: BeforeModelCall | None = None
+    after_model_step: Callable[[StepInfo], Awaitable[str | None]] | None = None
+    before_tool_call: Callable[[ToolCall], Awaitable[ToolCall | None]] | None = None
 
 
 class TextRun:
@@ -61,6 +80,7 @@ class TextRun:
         options: CompletionOptions,
         max_steps: int,
         structured: StructuredSpec | None = None,
+        hooks: StepHooks | None = None,
     ) -> None:
         self.turn = turn
         self.history: list[Message] = list(messages)
@@ -71,6 +91,7 @@ class TextRun:
         self.options = options
         self.max_steps = max_steps
         self.structured = structured
+        self.hooks = hooks or StepHooks()
         self.steps: list[StepResult] = []
         self.failed_attempts: list[AttemptFailed] = []
 
@@ -98,6 +119,7 @@ class TextRun:
                 history: list[Message] = history,
                 options: CompletionOptions = options,
                 last: StepResult | None = last,
+                index: int = index,
             ) -> ModelRequest:
                 if (
                     last is not None
@@ -107,7 +129,28 @@ class TextRun:
                     # Another provider's response id means nothing to this one: opt in
                     # without a comparison rather than name an id it cannot find.
                     options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
-                return ModelRequest(history, definitions, options)
+                messages = history
+                schema_text = schema_prompt_for(hop.model, options)
+                if schema_text is not None:
+                    # As on a GMI: the schema message is in place before the hook sees it.
+                    messages = with_schema_prompt(messages, schema_text)
+                    options = replace(options, schema_prompt_given=True)
+                before = self.hooks.before_model_call
+                if before is not None:
+                    info = ModelCallInfo(
+                        "",
+                        index,
+                        hop.index,
+                        hop.provider_id,
+                        hop.model_id,
+                        list(messages),
+                        self.hooks.system,
+                        list(definitions),
+                    )
+                    replaced = before(info)
+                    if replaced is not None:
+                        messages = list(replaced)
+                return ModelRequest(messages, definitions, options)
 
             step_record = StepCollector()
             try:
@@ -127,13 +170,30 @@ class TextRun:
                 raise step_record.failure(exc, failed) from exc
             hop = self.turn.serving_hop
             assert hop is not None  # a step that completed was served by a hop
-            self.history.append(step_record.message())
             calls = step_record.tool_calls
             finish = step_record.finish
+            text, message = step_record.text, step_record.message()
+            after = self.hooks.after_model_step
+            if after is not None:
+                info = StepInfo(
+                    "",
+                    index,
+                    text,
+                    list(calls),
+                    step_record.finish_reason,
+                    hop.provider_id,
+                    hop.model_id,
+                )
+                replaced = await after(info)
+                # A schema answer the provider returned as a schema tool call stays the JSON
+                # the schema validated (spec: Hooks); any other text is replaced.
+                if replaced is not None and not (finish and finish.schema_route == "tool"):
+                    text, message = replaced, replace(message, content=replaced)
+            self.history.append(message)
             will_run = bool(calls) and bool(offered)
             step = StepResult(
                 index=index,
-                text=step_record.text,
+                text=text,
                 tool_calls=calls,
                 tool_results=[],
                 finish_reason=step_record.finish_reason,
@@ -149,13 +209,18 @@ class TextRun:
             yield StepFinishPart(step)
             if not will_run:
                 return
-            results = await asyncio.gather(
-                *(self.orchestrator.process_tool_call(call) for call in calls)
-            )
+            results = await asyncio.gather(*(self._run_tool(call) for call in calls))
             step.tool_results.extend(results)
             for result in results:
                 self.history.append(Message.tool(result))
                 yield ToolResultPart(result)
+
+    async def _run_tool(self, call: ToolCall) -> ToolResult:
+        vet = self.hooks.before_tool_call
+        vetted = await vet(call) if vet is not None else call
+        if vetted is None:
+            return skipped_by_hook(call)
+        return await self.orchestrator.process_tool_call(vetted)
 
     def result(self) -> GenerateTextResult:
         """The finished generation's result; a structured one's ``object`` is validated here.

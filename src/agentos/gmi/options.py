@@ -26,6 +26,7 @@ from agentos.persona.definition import PersonaDefinition
 __all__ = [
     "FORWARDED_COMPLETION_OPTION_KEYS",
     "forwarded_options",
+    "thinking_budget_tokens",
     "to_completion_options",
 ]
 
@@ -77,16 +78,24 @@ def forwarded_options(
     return merged
 
 
+def thinking_budget_tokens(thinking: object) -> int | None:
+    """The reasoning token budget a ``thinking`` setting asks for, or ``None``.
+
+    A whole number is the budget; a mapping gives it as ``budget_tokens`` (or the TypeScript
+    ``budgetTokens``); anything else (``True``, ``None``) asks for no budget of its own.
+    """
+    if isinstance(thinking, int) and not isinstance(thinking, bool):
+        return thinking
+    if isinstance(thinking, Mapping):
+        value = thinking.get("budget_tokens", thinking.get("budgetTokens"))
+        return int(value) if value is not None else None
+    return None
+
+
 def to_completion_options(forwarded: Mapping[str, Any]) -> CompletionOptions:
     """`CompletionOptions` carrying ``forwarded`` (see the module doc for the mapping)."""
     custom: dict[str, Any] = dict(forwarded.get("custom_model_params") or {})
-    thinking = forwarded.get("thinking")
-    budget: int | None = None
-    if isinstance(thinking, int) and not isinstance(thinking, bool):
-        budget = thinking
-    elif isinstance(thinking, Mapping):
-        value = thinking.get("budget_tokens", thinking.get("budgetTokens"))
-        budget = int(value) if value is not None else None
+    budget = thinking_budget_tokens(forwarded.get("thinking"))
     schema: dict[str, Any] | None = None
     schema_name: str | None = None
     json_mode: bool | None = None

@@ -45,7 +45,7 @@ from agentos.llm.model import (
     with_schema_prompt,
 )
 from agentos.tools.context import ToolExecutionContext
-from agentos.tools.orchestrator import tool_error_result
+from agentos.tools.orchestrator import skipped_by_hook, tool_error_result
 
 if TYPE_CHECKING:
     from agentos.gmi.gmi import GMI
@@ -490,11 +490,7 @@ class TurnRunner:
                 )
                 vetted = await self._vetted(call)
                 if vetted is None:
-                    result = tool_error_result(
-                        call,
-                        GMIErrorCode.PERMISSION_DENIED,
-                        f"Tool '{call.name}' was not run: a before-tool hook skipped it.",
-                    )
+                    result = skipped_by_hook(call)
                 else:
                     result = await self.gmi._orchestrator.process_tool_call(vetted, context)
                 self._record(result)

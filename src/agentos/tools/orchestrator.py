@@ -56,7 +56,13 @@ from agentos.llm.model import ToolDefinition
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.tool import Tool, ToolArgumentsError
 
-__all__ = ["HITL_REJECTED", "ToolApprover", "ToolOrchestrator", "tool_error_result"]
+__all__ = [
+    "HITL_REJECTED",
+    "ToolApprover",
+    "ToolOrchestrator",
+    "skipped_by_hook",
+    "tool_error_result",
+]
 
 ToolApprover: TypeAlias = Callable[
     [ToolCall, Tool, ToolExecutionContext | None], bool | Awaitable[bool]
@@ -263,3 +269,12 @@ def _parse_arguments(call: ToolCall) -> dict[str, Any]:
             call.name, [f"<root>: arguments must be a JSON object, not {type(raw).__name__}"]
         )
     return dict(raw)
+
+
+def skipped_by_hook(call: ToolCall) -> ToolResult:
+    """The error result the model gets for a call a before-tool hook skipped."""
+    return tool_error_result(
+        call,
+        GMIErrorCode.PERMISSION_DENIED,
+        f"Tool '{call.name}' was not run: a before-tool hook skipped it.",
+    )
