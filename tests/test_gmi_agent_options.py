@@ -4,6 +4,7 @@ cognitive memory (spec: GMIs from agent() → Sessions, memoryProvider, Cognitiv
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -215,3 +216,46 @@ def test_router_params_and_host_policy_are_named_as_not_applied() -> None:
 
     with pytest.warns(UnappliedOptionsWarning, match="router_params, host_policy"):
         gmi(model=ScriptedModel([]), router_params={"x": 1}, host_policy={"y": 2})
+
+
+class _FailsOnce(HashEmbedder):
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.calls = 0
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == 1:
+            raise ConnectionError("model 'nomic-embed-text' not found; pull it first")
+        return await super().embed(texts)
+
+
+async def test_a_memory_that_cannot_embed_fails_the_first_turn_and_is_built_again() -> None:
+    model = ScriptedModel(["ok"])
+    agent = gmi(model=model, memory={"embedder": _FailsOnce()})
+    session = agent.session("s")
+    with pytest.raises(GMIError, match=r"memory\.embedding: hash-embedder cannot embed") as caught:
+        await session.send("hi")
+    assert caught.value.details["option"] == "memory.embedding"
+    assert model.requests == []  # nothing was sent
+    assert (await session.send("hi")).text == "ok"  # the failed build was not kept
+    assert agent.memory is not None
+    await agent.close()
+
+
+async def test_consolidation_runs_on_the_agents_interval_once_enabled() -> None:
+    cycling = gmi(
+        model=ScriptedModel(["ok"]),
+        memory={"embedder": HashEmbedder(64), "consolidation": {"enabled": True, "interval": 90}},
+    )
+    await cycling.session("s").send("hi")
+    memory = cycling.memory
+    assert memory is not None
+    assert memory.consolidation_interval == 90  # DESIGN.md §5.10: the interval is applied
+    await cycling.close()
+    assert memory.consolidation_interval is None  # close() stopped it
+    still = gmi(model=ScriptedModel(["ok"]), memory={"embedder": HashEmbedder(64)})
+    await still.session("s").send("hi")
+    assert still.memory is not None
+    assert still.memory.consolidation_interval is None  # not enabled: no cycle runs
+    await still.close()

@@ -116,7 +116,8 @@ class AgentOptions(TypedDict, total=False):
     - ``history``: ``True`` (default), ``False`` (keep none) or ``{max_tokens}`` (120,000).
     - ``store``: a session store (the source of truth of each session's history).
     - ``memory``: ``True`` or ``{embedding: {provider, model?, dimension?}, consolidation:
-      {enabled, interval}, store}``: the cognitive memory (gmi runtime only). ``store`` is a
+      {enabled, interval}, store}``: the cognitive memory (gmi runtime only); with
+      ``consolidation.enabled`` a cycle runs every ``interval`` seconds (3,600). ``store`` is a
       `MemoryStore` (``SQLiteMemoryStore`` makes it durable); ``embedder`` (an agentos
       extension) is an `Embedder` instance used instead of ``embedding``'s provider.
     - ``memory_provider`` (``get_context()`` / ``observe()``) and ``memory_provider_options``

@@ -40,8 +40,10 @@ from agentos.llm.model import ChatModel
 from agentos.llm.resolve import resolve_model
 from agentos.llm.spend_budget import SpendBudget
 from agentos.memory.config import CognitiveMemoryConfig
+from agentos.memory.consolidation import ConsolidationConfig
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import MemoryStore
+from agentos.memory.trace import HOUR
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 from agentos.storage.session_store import SessionInfo, SessionStore
@@ -154,6 +156,9 @@ class GmiAgent:
             )
         await verify_embedder(embedder)  # one test embedding: a model that cannot answer fails
         store = settings.get("store")
+        consolidation = settings.get("consolidation")
+        consolidation = consolidation if isinstance(consolidation, Mapping) else {}
+        interval = consolidation.get("interval")
         manager = CognitiveMemoryManager(
             CognitiveMemoryConfig(
                 embedder=embedder,
@@ -161,11 +166,14 @@ class GmiAgent:
                 agent_id=self._persona_id,
                 traits=self.options.get("personality"),
                 mechanisms=self.cognition.mechanisms,
+                # DESIGN.md §5.10: the interval is applied (the spec runs it hourly whatever).
+                consolidation=ConsolidationConfig(
+                    interval=float(interval) if interval is not None else HOUR
+                ),
             )
         )
         await manager.initialize()
-        consolidation = settings.get("consolidation")
-        if isinstance(consolidation, Mapping) and consolidation.get("enabled"):
+        if consolidation.get("enabled"):
             manager.start()
         return manager
 

@@ -131,6 +131,11 @@ class CognitiveMemoryManager:
             )
             self._loop.start()
 
+    @property
+    def consolidation_interval(self) -> float | None:
+        """The seconds between consolidation cycles while `start()`'s loop runs, else ``None``."""
+        return self._loop.interval if self._loop is not None and not self._closed else None
+
     async def shutdown(self) -> None:
         """Stop the consolidation loop and close the store (idempotent)."""
         if self._closed:
