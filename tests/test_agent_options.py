@@ -13,13 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentos.api.agent_options import (
+from agentos.api.capability_contract import (
     GMI_UNAPPLIED,
     LEGACY_UNAPPLIED,
-    OptionRangeError,
-    check_agent_options,
     is_set,
-    spend_budget_from_option,
     unapplied_options,
     warn_unapplied,
 )
@@ -29,6 +26,11 @@ from agentos.api.gmi_persona import (
     persona_from_agent_options,
     persona_id_for,
     soul_parts,
+)
+from agentos.api.option_checks import (
+    OptionRangeError,
+    check_agent_options,
+    spend_budget_from_option,
 )
 from agentos.api.warnings import AgentOSWarning, UnappliedOptionsWarning
 from agentos.core.errors import GMIError, GMIErrorCode

@@ -26,12 +26,7 @@ from agentos.llm.resolve import split_model_string
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 
 from .agent_export import AgentExport, export_agent_config
-from .agent_options import (
-    AgentOptions,
-    check_agent_options,
-    spend_budget_from_option,
-    warn_unapplied,
-)
+from .agent_options import AgentOptions
 from .agent_session import (
     AgentSession,
     AgentTurn,
@@ -39,9 +34,11 @@ from .agent_session import (
     UsageTally,
     check_prompt,
 )
+from .capability_contract import warn_unapplied
 from .generate import DEFAULT_MAX_STEPS, TextOptions
 from .gmi_persona import build_system_prompt
 from .memory_provider import check_memory_provider, memory_timeout_ms
+from .option_checks import check_agent_options, spend_budget_from_option
 from .results import GenerateTextResult
 from .stream_result import StreamTextResult
 

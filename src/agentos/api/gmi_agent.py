@@ -54,12 +54,8 @@ from agentos.tools.tool import Tool
 from .agent import GENERATE_CALL_OPTIONS
 from .agent_export import AgentExport, export_agent_config
 from .agent_hooks import wrap_after_generation, wrap_before_generation, wrap_before_tool
-from .agent_options import (
-    AgentOptions,
-    check_agent_options,
-    spend_budget_from_option,
-    warn_unapplied,
-)
+from .agent_options import AgentOptions
+from .capability_contract import warn_unapplied
 from .cognition import ResolvedCognition, resolve_cognition
 from .gateway_factory import build_gateway, coerce_legs
 from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS, refuse_unknown_options
@@ -72,6 +68,7 @@ from .memory_provider import (
     memory_timeout_ms,
     observe_turn,
 )
+from .option_checks import check_agent_options, spend_budget_from_option
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
 from .structured import structured_spec

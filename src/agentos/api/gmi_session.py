@@ -27,9 +27,9 @@ from agentos.llm.spend_budget import BudgetLike
 from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
 from agentos.storage.usage_records import UsageLedger
 
-from .agent_options import spend_budget_from_option
 from .generate import refuse_unknown_options
 from .gmi_turn import GmiTurnRun
+from .option_checks import spend_budget_from_option
 from .results import ErrorPart, GenerateTextResult, StreamPart
 from .stream_result import StreamTextResult
 from .structured import structured_spec
