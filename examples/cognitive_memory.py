@@ -11,9 +11,13 @@ import asyncio
 
 from agentos.llm.embedding import Embedder
 from agentos.llm.embedding_resolve import resolve_embedder
-from agentos.memory.config import CognitiveMemoryConfig, RetrievalOptions
-from agentos.memory.manager import CognitiveMemoryManager
-from agentos.memory.trace import PAD, MemoryScope
+from agentos.memory import (
+    PAD,
+    CognitiveMemoryConfig,
+    CognitiveMemoryManager,
+    MemoryScope,
+    RetrievalOptions,
+)
 
 
 async def main(embedder: Embedder | None = None) -> list[str]:

@@ -14,8 +14,7 @@ import asyncio
 from agentos import GmiSession, gmi
 from agentos.llm.embedding import Embedder
 from agentos.llm.model import ChatModel
-from agentos.memory.config import RetrievalOptions
-from agentos.memory.trace import MemoryScope
+from agentos.memory import MemoryScope, RetrievalOptions
 
 STUDENT = "student-7f3a"  # an opaque id: it is sent to the provider as the end user
 
