@@ -68,6 +68,7 @@ from fakes.anthropic_server import (
     tool_use_stream,
 )
 from fakes.loopback import RecordedRequest, Reply, ScriptedServer, Served
+from fakes.model_streams import collect, fail, text_of
 
 KEY = "sk-ant-test"
 HELLO = [Message.user("Hello")]
@@ -119,26 +120,6 @@ def model_for(server: Served, model_id: str = MODEL) -> AnthropicModel:
     model = AnthropicModel(model_id, api_key=KEY, base_url=server.url)
     _built.append(model)
     return model
-
-
-async def collect(model: AnthropicModel, request: ModelRequest) -> list[ModelChunk]:
-    return [chunk async for chunk in model.stream(request)]
-
-
-async def fail(model: AnthropicModel, request: ModelRequest) -> tuple[ProviderError, list[Any]]:
-    seen: list[ModelChunk] = []
-
-    async def drain() -> None:
-        async for chunk in model.stream(request):
-            seen.append(chunk)
-
-    with pytest.raises(ProviderError) as caught:
-        await drain()
-    return caught.value, seen
-
-
-def text_of(chunks: list[ModelChunk]) -> str:
-    return "".join(chunk.text for chunk in chunks if isinstance(chunk, TextDelta))
 
 
 def finish_of(chunks: list[ModelChunk]) -> FinishChunk:

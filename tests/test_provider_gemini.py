@@ -34,7 +34,6 @@ from agentos.llm.model import (
     ChatModel,
     CompletionOptions,
     FinishChunk,
-    ModelChunk,
     ModelRequest,
     ReplayChunk,
     TextDelta,
@@ -68,6 +67,7 @@ from fakes.gemini_server import (
     usage,
 )
 from fakes.loopback import Reply, ScriptedServer, Served
+from fakes.model_streams import collect, fail, text_of
 
 KEY = "gemini-test-key"
 MODEL = "gemini-2.5-flash"
@@ -140,23 +140,6 @@ def model_for(served: Served, model_id: str = MODEL) -> GeminiModel:
     return model
 
 
-async def collect(model: ChatModel, request: ModelRequest) -> list[ModelChunk]:
-    return [item async for item in model.stream(request)]
-
-
-async def fail(model: ChatModel, request: ModelRequest) -> tuple[ProviderError, list[ModelChunk]]:
-    """The error a step raises and the chunks it yielded before."""
-    seen: list[ModelChunk] = []
-
-    async def drain() -> None:
-        async for item in model.stream(request):
-            seen.append(item)
-
-    with pytest.raises(ProviderError) as caught:
-        await drain()
-    return caught.value, seen
-
-
 async def body_of(serve: Serve, request: ModelRequest) -> dict[str, Any]:
     """The JSON body the server received for ``request``."""
     served = serve(stream_reply(done(text_part("ok"))))
@@ -164,10 +147,6 @@ async def body_of(serve: Serve, request: ModelRequest) -> dict[str, Any]:
     (recorded,) = served.requests
     body: dict[str, Any] = recorded.json
     return body
-
-
-def text_of(chunks: list[ModelChunk]) -> str:
-    return "".join(chunk.text for chunk in chunks if isinstance(chunk, TextDelta))
 
 
 def embedder_for(served: Served, **kwargs: Any) -> GeminiEmbedder:

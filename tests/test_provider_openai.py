@@ -36,7 +36,6 @@ from agentos.core.usage import ModelUsage
 from agentos.llm import catalog
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import (
-    ChatModel,
     CompletionOptions,
     FinishChunk,
     ModelChunk,
@@ -51,6 +50,7 @@ from agentos.llm.providers._openai_wire import schema_instruction, strict_mode_p
 from agentos.llm.providers.openai import NO_KEY, OpenAIEmbedder, OpenAIModel
 from agentos.llm.retry import is_retryable_error
 from fakes.loopback import LoopbackServer, RecordedRequest, Reply
+from fakes.model_streams import collect, fail, text_of
 from fakes.openai_server import (
     DONE,
     CallSpec,
@@ -103,11 +103,6 @@ async def openai_model(server: LoopbackServer, **kwargs: Any) -> AsyncIterator[O
         await model.aclose()
 
 
-async def collect(model: ChatModel, request: ModelRequest = HELLO) -> list[ModelChunk]:
-    async with closing_stream(model.stream(request)) as chunks:
-        return [chunk async for chunk in chunks]
-
-
 async def run(
     replies: Sequence[Reply], request: ModelRequest = HELLO, **kwargs: Any
 ) -> tuple[list[ModelChunk], LoopbackServer]:
@@ -120,22 +115,10 @@ async def failure(
     replies: Sequence[Reply], request: ModelRequest = HELLO, **kwargs: Any
 ) -> tuple[ProviderError, list[ModelChunk], LoopbackServer]:
     """The error a call raises, the chunks it yielded first, and the server."""
-    seen: list[ModelChunk] = []
-
-    async def consume(model: OpenAIModel) -> None:
-        async with closing_stream(model.stream(request)) as chunks:
-            async for chunk in chunks:
-                seen.append(chunk)
-
     with serving(replies) as server:
         async with openai_model(server, **kwargs) as model:
-            with pytest.raises(ProviderError) as caught:
-                await consume(model)
-            return caught.value, seen, server
-
-
-def text_of(chunks: Sequence[ModelChunk]) -> str:
-    return "".join(chunk.text for chunk in chunks if isinstance(chunk, TextDelta))
+            error, seen = await fail(model, request)
+            return error, seen, server
 
 
 def body_of(server: LoopbackServer, index: int = 0) -> dict[str, Any]:
@@ -811,7 +794,7 @@ async def test_a_refused_connection_is_a_network_failure() -> None:
         port = probe.getsockname()[1]
     model = OpenAIModel(MODEL, api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1")
     with pytest.raises(ProviderError) as caught:
-        await collect(model)
+        await collect(model, HELLO)
     await model.aclose()
     assert caught.value.kind == "network"
     assert caught.value.status_code is None
@@ -1079,11 +1062,11 @@ async def test_the_key_comes_from_the_providers_own_variable(
     with serving(replies) as server:
         for provider_id in ("openai", "groq"):
             async with openai_model(server, api_key=None, provider_id=provider_id) as model:
-                await collect(model)
+                await collect(model, HELLO)
         monkeypatch.delenv("GROQ_API_KEY")
         # A server of one's own needs no key, and never gets OpenAI's.
         async with openai_model(server, api_key=None, provider_id="groq") as model:
-            await collect(model)
+            await collect(model, HELLO)
     keys = [request.headers["authorization"] for request in server.requests]
     assert keys == ["Bearer sk-from-env", "Bearer gsk-groq", f"Bearer {NO_KEY}"]
 
@@ -1095,7 +1078,7 @@ async def test_ollama_takes_its_server_from_ollama_base_url(
         monkeypatch.setenv("OLLAMA_BASE_URL", server.url)
         model = OpenAIModel("llama3.2", provider_id="ollama")
         assert model.base_url == f"{server.url}/v1"
-        await collect(model)
+        await collect(model, HELLO)
         await model.aclose()
     assert server.requests[0].path == "/v1/chat/completions"
     assert server.requests[0].headers["authorization"] == f"Bearer {NO_KEY}"
