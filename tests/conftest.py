@@ -1,12 +1,22 @@
-"""Shared fixtures: every test runs without provider keys in its environment."""
+"""Shared fixtures: every test runs without provider keys in its environment.
+
+Under CI (``CI`` set) hypothesis runs derandomized, so a run is repeatable; elsewhere it
+searches with fresh randomness each run, which is how new counterexamples are found.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from agentos.llm.resolve import set_default_provider
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 PROVIDER_KEYS = (
     "OPENAI_API_KEY",

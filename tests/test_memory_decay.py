@@ -272,8 +272,9 @@ def test_retrieval_never_lowers_stability_or_strength(
 
 
 @given(
+    # No subnormal similarities: 0.15 times one underflows to 0.0, which no cosine yields.
     sims=st.lists(
-        st.tuples(st.floats(min_value=-1.0, max_value=1.0), _strength),
+        st.tuples(st.floats(min_value=-1.0, max_value=1.0, allow_subnormal=False), _strength),
         max_size=20,
     ),
     threshold=st.floats(min_value=0.0, max_value=0.99),

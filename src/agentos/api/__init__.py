@@ -1,8 +1,8 @@
 """The public entry points: `generate_text()` / `stream_text()`, `agent()` and `gmi()`."""
 
 from agentos.api.abort import AbortError, AbortSignal
-from agentos.api.agent import GENERATE_CALL_OPTIONS, Agent, agent
-from agentos.api.agent_export import AgentExport, export_agent_config, import_agent
+from agentos.api.agent import Agent, agent, import_agent
+from agentos.api.agent_export import AgentExport, export_agent_config
 from agentos.api.agent_hooks import (
     SKIP_TOOL,
     AfterGenerationContext,
@@ -10,6 +10,7 @@ from agentos.api.agent_hooks import (
     HookWarning,
     ToolExecutionContext,
 )
+from agentos.api.agent_options import GENERATE_CALL_OPTIONS
 from agentos.api.agent_session import SESSION_CALL_OPTIONS, AgentSession
 from agentos.api.cognition import CognitionConfig, resolve_cognition
 from agentos.api.generate import (

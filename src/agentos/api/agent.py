@@ -25,8 +25,8 @@ from agentos.core.usage import ModelUsage
 from agentos.llm.resolve import split_model_string
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 
-from .agent_export import AgentExport, export_agent_config
-from .agent_options import AgentOptions
+from .agent_export import AgentExport, export_agent_config, exported_config
+from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
 from .agent_session import (
     AgentSession,
     AgentTurn,
@@ -42,23 +42,7 @@ from .option_checks import check_agent_options, spend_budget_from_option
 from .results import GenerateTextResult
 from .stream_result import StreamTextResult
 
-__all__ = ["GENERATE_CALL_OPTIONS", "Agent", "agent"]
-
-GENERATE_CALL_OPTIONS: frozenset[str] = frozenset(
-    {
-        "temperature",
-        "max_tokens",
-        "top_p",
-        "response_schema",
-        "schema_name",
-        "model",
-        "provider",
-        "max_steps",
-        "usage_ledger",
-        "budget",
-    }
-)
-"""The options an agent's ``generate()`` and ``stream()`` take (anything else is refused)."""
+__all__ = ["Agent", "agent", "import_agent"]
 
 # The agent options that go to every generate_text() call as they are.
 _PASSED_THROUGH = (
@@ -102,6 +86,17 @@ def agent(**options: Unpack[AgentOptions]) -> Agent:
     built = Agent(options)
     warn_unapplied(options, runtime="legacy", stacklevel=3)
     return built
+
+
+def import_agent(document: Mapping[str, Any], **options: Any) -> Agent:
+    """An agent built from an exported ``document`` (`Agent.export()`), ``options`` over its config.
+
+    Pass again what the export left out (``tools=...``, ``api_key=...``, a model instance). A
+    document that is not an agent export raises `ValueError` naming the field; then `agent()`
+    checks the options as always. A document exported from a `gmi()` agent gives a `GmiAgent`
+    (its config keeps ``runtime="gmi"``).
+    """
+    return agent(**{**exported_config(document), **options})
 
 
 class Agent:

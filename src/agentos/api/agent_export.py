@@ -1,4 +1,4 @@
-"""An agent's options as a portable document, and an agent rebuilt from one.
+"""An agent's options as a portable document (`agentos.api.agent.import_agent` reads one back).
 
 The spec's Agent surface has ``export()``; `Agent` and `GmiAgent` both have it.
 
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, NotRequired, TypedDict, cast
 
-__all__ = ["EXPORT_VERSION", "AgentExport", "export_agent_config", "import_agent"]
+__all__ = ["EXPORT_VERSION", "AgentExport", "export_agent_config", "exported_config"]
 
 EXPORT_VERSION: Final = "1.0.0"
 """The document version this code writes and reads."""
@@ -97,13 +97,11 @@ def export_agent_config(
     return document
 
 
-def import_agent(document: Mapping[str, Any], **options: Any) -> Any:
-    """An agent built from an exported ``document``, with ``options`` added over its config.
+def exported_config(document: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The options an exported ``document`` holds, after checking it is one.
 
-    Pass again what the export left out (``tools=...``, ``api_key=...``, a model instance).
     A document of another version or type, or without a ``config`` mapping, raises
-    `ValueError` naming the field; the agent's own checks then run as `agent()` runs them.
-    Returns an `Agent`, or a `GmiAgent` for a document exported from one.
+    `ValueError` naming the field.
     """
     if not isinstance(document, Mapping):
         raise ValueError(f"an agent export is a mapping, not {type(document).__name__}")
@@ -117,6 +115,4 @@ def import_agent(document: Mapping[str, Any], **options: Any) -> Any:
     config = document.get("config")
     if not isinstance(config, Mapping):
         raise ValueError("config: an agent export needs its options as a mapping")
-    from .agent import agent  # here: agent.py builds agents, this module only describes them
-
-    return agent(**{**config, **options})
+    return config

@@ -20,6 +20,7 @@ from agentos.tools.tool import Tool
 from .cognition import CognitionConfig
 
 __all__ = [
+    "GENERATE_CALL_OPTIONS",
     "LEARNING_MODES",
     "AgentOptions",
     "AgentRuntime",
@@ -32,6 +33,22 @@ AgentRuntime = Literal["legacy", "gmi"]
 
 LEARNING_MODES: tuple[str, ...] = ("on", "frozen", "off")
 """The modes of ``learning.mode``."""
+
+GENERATE_CALL_OPTIONS: frozenset[str] = frozenset(
+    {
+        "temperature",
+        "max_tokens",
+        "top_p",
+        "response_schema",
+        "schema_name",
+        "model",
+        "provider",
+        "max_steps",
+        "usage_ledger",
+        "budget",
+    }
+)
+"""The options an agent's ``generate()`` and ``stream()`` take (anything else is refused)."""
 
 
 class BudgetSettings(TypedDict, total=False):

@@ -43,7 +43,6 @@ from agentos.memory.config import CognitiveMemoryConfig
 from agentos.memory.consolidation import ConsolidationConfig
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import MemoryStore
-from agentos.memory.trace import HOUR
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 from agentos.storage.session_store import SessionInfo, SessionStore
@@ -51,10 +50,9 @@ from agentos.storage.usage_records import UsageLedger
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
-from .agent import GENERATE_CALL_OPTIONS
 from .agent_export import AgentExport, export_agent_config
 from .agent_hooks import wrap_after_generation, wrap_before_generation, wrap_before_tool
-from .agent_options import AgentOptions
+from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
 from .capability_contract import warn_unapplied
 from .cognition import ResolvedCognition, resolve_cognition
 from .gateway_factory import build_gateway, coerce_legs
@@ -164,9 +162,9 @@ class GmiAgent:
                 traits=self.options.get("personality"),
                 mechanisms=self.cognition.mechanisms,
                 # DESIGN.md §5.10: the interval is applied (the spec runs it hourly whatever).
-                consolidation=ConsolidationConfig(
-                    interval=float(interval) if interval is not None else HOUR
-                ),
+                consolidation=ConsolidationConfig(interval=float(interval))
+                if interval is not None
+                else ConsolidationConfig(),
             )
         )
         await manager.initialize()

@@ -121,7 +121,7 @@ def _strings(name: str, value: object) -> None:
 
 
 def _check_model(options: Mapping[str, Any]) -> None:
-    for name in ("provider", "api_key", "base_url", "policy_tier", "effort"):
+    for name in ("provider", "api_key", "base_url", "policy_tier"):
         _string(options, name)
     model = options.get("model")
     if isinstance(model, bool | int | float | bytes | Mapping):

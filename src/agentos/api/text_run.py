@@ -34,8 +34,7 @@ from agentos.llm.model import (
     TextDelta,
     ToolCallChunk,
     closing_stream,
-    schema_prompt_for,
-    with_schema_prompt,
+    place_schema_prompt,
 )
 from agentos.llm.step import StepCollector
 from agentos.tools.orchestrator import ToolOrchestrator, skipped_by_hook
@@ -129,12 +128,8 @@ class TextRun:
                     # Another provider's response id means nothing to this one: opt in
                     # without a comparison rather than name an id it cannot find.
                     options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
-                messages = history
-                schema_text = schema_prompt_for(hop.model, options)
-                if schema_text is not None:
-                    # As on a GMI: the schema message is in place before the hook sees it.
-                    messages = with_schema_prompt(messages, schema_text)
-                    options = replace(options, schema_prompt_given=True)
+                # As on a GMI: the schema message is in place before the hook sees it.
+                messages, options = place_schema_prompt(hop.model, history, options)
                 before = self.hooks.before_model_call
                 if before is not None:
                     info = ModelCallInfo(

@@ -41,8 +41,7 @@ from agentos.llm.model import (
     CompletionOptions,
     ModelRequest,
     ToolDefinition,
-    schema_prompt_for,
-    with_schema_prompt,
+    place_schema_prompt,
 )
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.orchestrator import skipped_by_hook, tool_error_result
@@ -335,10 +334,7 @@ class TurnRunner:
                 # Spec (Completion options): a hop whose payload carries no schema gets it as a
                 # system message, put there before before_model_call runs so the hook sees it
                 # and can remove it; the adapter then adds no copy of its own.
-                schema_text = schema_prompt_for(hop.model, options)
-                if schema_text is not None:
-                    messages = with_schema_prompt(messages, schema_text)
-                    options = dataclasses.replace(options, schema_prompt_given=True)
+                messages, options = place_schema_prompt(hop.model, messages, options)
                 hook = self.config.before_model_call
                 if hook is not None:
                     messages = self._call_hook(hook, hop, step_index, messages, tools)

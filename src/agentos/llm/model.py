@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from agentos.core.messages import Message, ReplayBlock, Role, ToolCall
@@ -44,6 +44,7 @@ __all__ = [
     "ToolDefinition",
     "UsageChunk",
     "closing_stream",
+    "place_schema_prompt",
     "schema_prompt_for",
     "with_schema_prompt",
 ]
@@ -258,6 +259,21 @@ def schema_prompt_for(model: ChatModel, options: CompletionOptions) -> str | Non
         return None
     text = method(options)
     return text if isinstance(text, str) and text else None
+
+
+def place_schema_prompt(
+    model: ChatModel, messages: Sequence[Message], options: CompletionOptions
+) -> tuple[list[Message], CompletionOptions]:
+    """The attempt's messages and options with the schema message put in by the caller.
+
+    When ``model`` sends the schema as a prompt message (`schema_prompt_for`), the message goes
+    after the leading system messages and ``schema_prompt_given`` is set, so a hook run on the
+    messages afterwards sees it and the adapter adds no copy; otherwise both come back as given.
+    """
+    text = schema_prompt_for(model, options)
+    if text is None:
+        return list(messages), options
+    return with_schema_prompt(messages, text), replace(options, schema_prompt_given=True)
 
 
 def with_schema_prompt(messages: Sequence[Message], text: str) -> list[Message]:
