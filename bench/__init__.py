@@ -14,10 +14,12 @@ A new benchmark is a module that subclasses `Benchmark` and calls `register`; im
 from bench import gateway_stream as gateway_stream  # imported for its registrations
 from bench import gmi_session as gmi_session
 from bench import gmi_turn as gmi_turn
+from bench import local_metaprompts as local_metaprompts
 from bench import local_stream as local_stream
 from bench import memory_retrieve as memory_retrieve
 from bench import memory_store as memory_store
 from bench import sentiment_score as sentiment_score
+from bench import session_cycles as session_cycles
 from bench.registry import BENCHMARKS, Benchmark, Metric, Sample, get, register
 
 __all__ = ["BENCHMARKS", "Benchmark", "Metric", "Sample", "get", "register"]

@@ -11,12 +11,23 @@ chunk, 200 one-token content chunks, a finish chunk, a usage-only chunk and ``[D
 pacing, and refuses (HTTP 400) a request that is not streamed, lacks ``include_usage`` or asks
 for another ``max_tokens``, so both sides send the same request.
 
-Metrics (lower is better, target: candidate / baseline <= 1.05 on both):
+A second baseline reads the events as plain JSON, as agentos's adapter does: the same kept
+client's ``post("/chat/completions", body=..., cast_to=object, stream=True,
+stream_cls=AsyncStream[Any])``, whose SSE decoder ``json.loads`` each event into a dict and builds
+no pydantic chunk; it reads ``choices[0]["delta"]["content"]`` and the usage chunk's
+``completion_tokens`` from the dicts. Against it, the ``*_json`` metrics show what agentos's own
+layers cost, which the pydantic baseline's per-chunk model building would hide.
+
+Metrics (lower is better):
 
 - ``first_chunk``: from the call (``stream_text()`` / ``AsyncOpenAI()``) to the first text: the
   candidate's first ``text_stream`` item, the baseline's first chunk with non-empty content.
+  Target: candidate / SDK baseline <= 1.05.
 - ``total``: from the call to the end of the stream (``text_stream`` exhausted / the SDK stream
-  exhausted, which drains and closes the response).
+  exhausted, which drains and closes the response). Target <= 1.05.
+- ``first_chunk_json`` and ``total_json``: the same candidate figures against the plain-JSON
+  baseline. Target <= 1.25: the gateway, metering, the assembler, `TextRun` and
+  `StreamTextResult` may add at most a quarter to the bare JSON read of the same stream.
 
 What is measured, and what is not:
 
@@ -69,6 +80,8 @@ API_KEY = "k"
 TOKENS = 200
 WARMUP_ROUNDS = 15
 SETTLE_SECONDS = 0.02
+JSON_TOLERANCE = 1.25
+"""How much slower than the plain-JSON baseline the candidate may be."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +94,11 @@ class _Run:
     text: str
     completion_tokens: int | None
 
-    def sample(self) -> Sample:
-        return {"first_chunk": self.first_chunk * 1000, "total": self.total * 1000}
+    def sample(self, suffix: str = "") -> Sample:
+        return {
+            f"first_chunk{suffix}": self.first_chunk * 1000,
+            f"total{suffix}": self.total * 1000,
+        }
 
 
 class GatewayStream(Benchmark):
@@ -96,13 +112,15 @@ class GatewayStream(Benchmark):
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("first_chunk", "ms", "lower"),
         Metric("total", "ms", "lower"),
+        Metric("first_chunk_json", "ms", "lower", tolerance=JSON_TOLERANCE),
+        Metric("total_json", "ms", "lower", tolerance=JSON_TOLERANCE),
     )
 
     def __init__(self) -> None:
         self._server = SSEServerProcess(TOKENS)
         self._runner: asyncio.Runner | None = None
         self._client: openai.AsyncOpenAI | None = None
-        self._runs: dict[str, list[_Run]] = {"candidate": [], "baseline": []}
+        self._runs: dict[str, list[_Run]] = {"candidate": [], "baseline": [], "json": []}
 
     @property
     def _base_url(self) -> str:
@@ -119,6 +137,8 @@ class GatewayStream(Benchmark):
                 self._check(self._run(self._candidate()), "candidate")
                 self.settle()
                 self._check(self._run(self._baseline()), "baseline")
+                self.settle()
+                self._check(self._run(self._baseline_json()), "json baseline")
         except BaseException:
             self.teardown()  # the runner tears down only after a setup that succeeded
             raise
@@ -137,10 +157,24 @@ class GatewayStream(Benchmark):
         time.sleep(SETTLE_SECONDS)
 
     def run_candidate(self) -> Sample:
-        return self._measured("candidate", self._run(self._candidate()))
+        run = self._run(self._candidate())
+        return {**self._measured("candidate", run), **run.sample("_json")}
 
     def run_baseline(self) -> Sample:
-        return self._measured("baseline", self._run(self._baseline()))
+        # The two baselines alternate which goes first, as the runner does with the sides.
+        first_json = len(self._runs["json"]) % 2 == 1
+        sample: Sample = {}
+        for index, kind in enumerate(("json", "sdk") if first_json else ("sdk", "json")):
+            if index:
+                self.settle()
+            if kind == "json":
+                run = self._run(self._baseline_json())
+                self._check(run, "json baseline")
+                self._runs["json"].append(run)
+                sample.update(run.sample("_json"))
+            else:
+                sample.update(self._measured("baseline", self._run(self._baseline())))
+        return sample
 
     def settings(self) -> dict[str, object]:
         return {
@@ -154,6 +188,9 @@ class GatewayStream(Benchmark):
             "max_tokens, fallback_providers=[]).text_stream",
             "baseline": "AsyncOpenAI(api_key, base_url, max_retries=0).chat.completions.create("
             "stream=True, stream_options={'include_usage': True}); one client kept across runs",
+            "baseline_json": "the same client's post('/chat/completions', body, cast_to=object, "
+            "stream=True, stream_cls=AsyncStream[Any]): each SSE event json.loads'ed to a dict",
+            "json_tolerance": JSON_TOLERANCE,
             "openai": openai.__version__,
             "warmup_rounds": WARMUP_ROUNDS,
             "settle_seconds": SETTLE_SECONDS,
@@ -166,11 +203,17 @@ class GatewayStream(Benchmark):
             for side, runs in self._runs.items()
             if runs
         }
-        if len(streaming) == 2:
+        if "candidate" in streaming and "baseline" in streaming:
             extra = (streaming["candidate"] - streaming["baseline"]) / (TOKENS - 1) * 1e6
             notes.append(
                 f"first text to end of stream: candidate {streaming['candidate'] * 1000:.3g} ms, "
                 f"baseline {streaming['baseline'] * 1000:.3g} ms ({extra:+.2g} us per chunk)"
+            )
+        if "json" in streaming and "candidate" in streaming:
+            extra = (streaming["candidate"] - streaming["json"]) / (TOKENS - 1) * 1e6
+            notes.append(
+                f"first text to end of stream, plain-JSON baseline: {streaming['json'] * 1000:.3g}"
+                f" ms (candidate {extra:+.2g} us per chunk over it)"
             )
         return notes
 
@@ -213,14 +256,17 @@ class GatewayStream(Benchmark):
             first - started, ended - started, len(pieces), "".join(pieces), usage.completion_tokens
         )
 
-    async def _baseline(self) -> _Run:
+    def _sdk_client(self) -> openai.AsyncOpenAI:
         # The SDK used as a demanding user does: one client kept across calls (built in the
         # first warm-up run, outside every timed run).
         if self._client is None:
             self._client = openai.AsyncOpenAI(
                 api_key=API_KEY, base_url=self._base_url, max_retries=0
             )
-        client = self._client
+        return self._client
+
+    async def _baseline(self) -> _Run:
+        client = self._sdk_client()
         started = time.perf_counter()
         stream = await client.chat.completions.create(
             model=MODEL,
@@ -240,6 +286,43 @@ class GatewayStream(Benchmark):
             if chunk.usage is not None:
                 completion_tokens = chunk.usage.completion_tokens
         ended = time.perf_counter()
+        return _Run(
+            first - started, ended - started, len(pieces), "".join(pieces), completion_tokens
+        )
+
+    async def _baseline_json(self) -> _Run:
+        # The kept client, asked for the events as plain JSON (agentos's adapter's own route).
+        client = self._sdk_client()
+        started = time.perf_counter()
+        stream = await client.post(
+            "/chat/completions",
+            body={
+                "model": MODEL,
+                "messages": [{"role": "user", "content": PROMPT}],
+                "max_tokens": TOKENS,
+                "stream": True,
+                "stream_options": {"include_usage": True},
+            },
+            cast_to=object,
+            stream=True,
+            stream_cls=openai.AsyncStream[Any],
+        )
+        first = 0.0
+        pieces: list[str] = []
+        completion_tokens: int | None = None
+        async for event in stream:
+            choices = event.get("choices")
+            if choices:
+                content = choices[0].get("delta", {}).get("content")
+                if content:
+                    if not first:
+                        first = time.perf_counter()
+                    pieces.append(content)
+            usage = event.get("usage")
+            if usage is not None:
+                completion_tokens = usage.get("completion_tokens")
+        ended = time.perf_counter()
+        await stream.close()
         return _Run(
             first - started, ended - started, len(pieces), "".join(pieces), completion_tokens
         )

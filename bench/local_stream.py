@@ -1,13 +1,17 @@
 """``local_stream``: streaming from the embedded model, agentos against llama-cpp-python.
 
-Candidate: ``agentos.stream_text(provider="local", ...)`` read through ``full_stream``; its token
-count is ``usage.completion_tokens``. Baseline: ``Llama.create_chat_completion(stream=True)``
-called directly; its token count is the number of chunks carrying content. Both get the same
+Candidate: ``agentos.stream_text(provider="local", ...)`` read through ``full_stream``.
+Baseline: ``Llama.create_chat_completion(stream=True)`` called directly. Both get the same
 system and user message, seed, ``max_tokens`` and sampling settings (passed explicitly, so a
 change of agentos's defaults cannot skew the comparison); seeded, they produce the same text.
 
 Metrics: time to first token (TTFT, from the call to the first text) and tokens per second
-(completion tokens / time from the first text to the last).
+(tokens / time from the first text to the last). **Tokens are counted the same way on both
+sides**: the model's own tokenizer counts the text each side streamed (``Llama.tokenize``, no
+BOS, after the timed part), so equal texts give equal counts and the rate's ratio is the
+timing's alone. (Before, the candidate counted ``usage.completion_tokens`` and the baseline its
+content chunks, and a chunk can hold more than one token.) The notes print each side's own
+count beside it: agentos's ``usage.completion_tokens``, llama-cpp-python's content chunks.
 
 Fairness decisions, each measured on a 2-core machine:
 
@@ -48,7 +52,7 @@ import agentos
 from agentos.llm import local
 from bench.registry import Benchmark, Metric, Sample, register
 
-__all__ = ["LocalStream"]
+__all__ = ["LocalStream", "settle_local_workers"]
 
 T = TypeVar("T")
 
@@ -74,7 +78,10 @@ class _Run:
     ttft: float
     first_to_last: float
     tokens: int
+    """The tokenizer's count of ``text`` (the same count on both sides)."""
     text: str
+    reported: int
+    """The side's own count: agentos's usage.completion_tokens, llama-cpp's content chunks."""
 
     def sample(self) -> Sample:
         rate = self.tokens / self.first_to_last if self.first_to_last > 0 else float("nan")
@@ -116,10 +123,7 @@ class LocalStream(Benchmark):
             self._runner = None
 
     def settle(self) -> None:
-        for thread in threading.enumerate():
-            if thread.name == _WORKER_NAME:
-                thread.join()
-        time.sleep(SETTLE_SECONDS)
+        settle_local_workers()
 
     def run_candidate(self) -> Sample:
         run = self._candidate()
@@ -148,17 +152,20 @@ class LocalStream(Benchmark):
 
     def notes(self) -> list[str]:
         notes: list[str] = []
-        for side, runs in self._runs.items():
-            short = sorted({run.tokens for run in runs if run.tokens < MAX_TOKENS})
-            if short:
-                notes.append(f"{side} generations ended early: {short} of {MAX_TOKENS} tokens")
+        # Only agentos's usage says how many tokens were generated (a chunk can hold several).
+        ran = self._runs["candidate"]
+        short = sorted({run.reported for run in ran if run.reported < MAX_TOKENS})
+        if short:
+            notes.append(f"candidate generations ended early: {short} of {MAX_TOKENS} tokens")
         counts = {side: sorted({run.tokens for run in runs}) for side, runs in self._runs.items()}
-        if counts["candidate"] != counts["baseline"]:
-            # A content chunk can hold more than one token (a character split across tokens).
-            notes.append(
-                f"token counts differ: candidate {counts['candidate']} (usage), "
-                f"baseline {counts['baseline']} (content chunks)"
-            )
+        reported = {
+            side: sorted({run.reported for run in runs}) for side, runs in self._runs.items()
+        }
+        notes.append(
+            f"tokens counted by the tokenizer: candidate {counts['candidate']}, baseline "
+            f"{counts['baseline']}; own counts: candidate {reported['candidate']} "
+            f"(usage.completion_tokens), baseline {reported['baseline']} (content chunks)"
+        )
         texts = {run.text for runs in self._runs.values() for run in runs}
         if len(texts) == 1:
             notes.append(f"every run produced the same text ({counts['candidate']} tokens)")
@@ -203,7 +210,8 @@ class LocalStream(Benchmark):
         usage = await result.usage
         if not pieces or usage.completion_tokens is None:
             raise RuntimeError("agentos streamed no text or reported no usage")
-        return _Run(first - started, last - first, usage.completion_tokens, "".join(pieces))
+        text = "".join(pieces)
+        return _Run(first - started, last - first, self._count(text), text, usage.completion_tokens)
 
     def _baseline(self) -> _Run:
         self._reset()
@@ -226,7 +234,24 @@ class LocalStream(Benchmark):
                     pieces.append(content)
         if not pieces:
             raise RuntimeError("llama-cpp-python streamed no content")
-        return _Run(first - started, last - first, len(pieces), "".join(pieces))
+        text = "".join(pieces)
+        return _Run(first - started, last - first, self._count(text), text, len(pieces))
+
+    def _count(self, text: str) -> int:
+        """The model tokenizer's count of ``text``: how both sides count their tokens."""
+        with self._loaded.lock:
+            return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def settle_local_workers() -> None:
+    """Join agentos's finished generation threads (their OpenMP pools end with them), then idle.
+
+    See the module's note on OpenMP: a live thread that ran llama.cpp slows the next run.
+    """
+    for thread in threading.enumerate():
+        if thread.name == _WORKER_NAME:
+            thread.join()
+    time.sleep(SETTLE_SECONDS)
 
 
 def _in_fresh_thread(work: Callable[[], T]) -> T:

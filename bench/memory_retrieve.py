@@ -10,10 +10,19 @@ composite score, spreading activation over the graph the earlier queries' co-act
 the top-5 recall (spaced-repetition update written back to the store) and the Hebbian links
 stored. Baseline: the bare numpy top-20 of the same unit matrix (`bench.memory_store.bare_top_k`).
 
-Issue 6's targets, in memory: at most 2 ms at 10k and 20 ms at 100k (``*_budget`` metrics,
-whose baseline is the budget itself), and at most 2x the bare top-k at 100k. The other ratios,
-and every SQLite figure, are reported with a loose bound: a SQLite retrieve also commits the
-recall's updates.
+Targets (issue 6, and issue 11's "no metric passes by a 1,000x allowance"):
+
+- ``retrieve_<size>_<store>``, the ratio to the bare top-k. Every one has a bound it can fail.
+  A retrieve is the vector search plus a fixed cost (scoring 40 candidates, spreading
+  activation, the recall written back: 0.8 to 2 ms in memory on 2 cores), so the allowed ratio
+  shrinks as the search grows: in memory at most 60x at 1k (a 20-50 us search), 4x at 10k and 2x
+  at 100k (issue 6); in SQLite, which also commits the recall's updates (a few ms of
+  its own), at most 150x, 8x and 2.5x.
+- ``retrieve_<size>_<store>_budget``, the time itself against a fixed budget (the baseline is the
+  budget): in memory 1 ms at 1k, 2 ms at 10k and 20 ms at 100k (issue 6; measured on an idle
+  machine before: 1.51 ms and 8.48 ms); in SQLite 6 ms at 1k, 8 ms at 10k and 30 ms at 100k.
+  The 1k and SQLite bounds come from the cost structure (fixed part, commit), not from an idle
+  machine's figures: re-measure there before tightening them.
 """
 
 from __future__ import annotations
@@ -56,9 +65,25 @@ SIZES = (1_000, 10_000, 100_000)
 QUERIES = 15
 WARMUP = 10
 TOP_K = 20
-BUDGET_MS = {10_000: 2.0, 100_000: 20.0}
-RATIO = {(100_000, "memory"): 2.0}
-LOOSE = 1_000.0
+KINDS = ("memory", "sqlite")
+BUDGET_MS = {
+    (1_000, "memory"): 1.0,
+    (10_000, "memory"): 2.0,
+    (100_000, "memory"): 20.0,
+    (1_000, "sqlite"): 6.0,
+    (10_000, "sqlite"): 8.0,
+    (100_000, "sqlite"): 30.0,
+}
+"""Milliseconds per retrieve (module docstring)."""
+RATIO = {
+    (1_000, "memory"): 60.0,
+    (10_000, "memory"): 4.0,
+    (100_000, "memory"): 2.0,
+    (1_000, "sqlite"): 150.0,
+    (10_000, "sqlite"): 8.0,
+    (100_000, "sqlite"): 2.5,
+}
+"""The most a retrieve may take, as a multiple of the bare top-k (module docstring)."""
 _OPTIONS = RetrievalOptions(scopes=[SCOPE], top_k=TOP_K)
 
 
@@ -85,18 +110,13 @@ class MemoryRetrieve(Benchmark):
     )
     metrics: ClassVar[tuple[Metric, ...]] = (
         *(
-            Metric(
-                f"retrieve_{size // 1000}k_{kind}",
-                "ms",
-                "lower",
-                tolerance=RATIO.get((size, kind), LOOSE),
-            )
+            Metric(f"retrieve_{size // 1000}k_{kind}", "ms", "lower", tolerance=RATIO[size, kind])
             for size in SIZES
-            for kind in ("memory", "sqlite")
+            for kind in KINDS
         ),
         *(
-            Metric(f"retrieve_{size // 1000}k_memory_budget", "ms", "lower", tolerance=1.0)
-            for size in BUDGET_MS
+            Metric(f"retrieve_{size // 1000}k_{kind}_budget", "ms", "lower", tolerance=1.0)
+            for size, kind in BUDGET_MS
         ),
     )
 
@@ -185,7 +205,7 @@ class MemoryRetrieve(Benchmark):
         texts = self._queries_for(self._next_seed("candidate"))
         sample: Sample = {}
         for size in SIZES:
-            for kind in ("memory", "sqlite"):
+            for kind in KINDS:
                 manager = self._managers[size, kind]
                 times = []
                 for text in texts:
@@ -193,10 +213,9 @@ class MemoryRetrieve(Benchmark):
                     self._runner.run(manager.retrieve(text, options=_OPTIONS))
                     times.append(time.perf_counter() - started)
                 sample[f"retrieve_{size // 1000}k_{kind}"] = statistics.median(times) * 1e3
-        for size in BUDGET_MS:
-            sample[f"retrieve_{size // 1000}k_memory_budget"] = sample[
-                f"retrieve_{size // 1000}k_memory"
-            ]
+        for size, kind in BUDGET_MS:
+            name = f"retrieve_{size // 1000}k_{kind}"
+            sample[f"{name}_budget"] = sample[name]
         return sample
 
     def run_baseline(self) -> Sample:
@@ -212,8 +231,8 @@ class MemoryRetrieve(Benchmark):
             median = statistics.median(times) * 1e3
             sample[f"retrieve_{size // 1000}k_memory"] = median
             sample[f"retrieve_{size // 1000}k_sqlite"] = median
-        for size, budget in BUDGET_MS.items():
-            sample[f"retrieve_{size // 1000}k_memory_budget"] = budget
+        for (size, kind), budget in BUDGET_MS.items():
+            sample[f"retrieve_{size // 1000}k_{kind}_budget"] = budget
         return sample
 
     def settings(self) -> dict[str, object]:
@@ -227,7 +246,9 @@ class MemoryRetrieve(Benchmark):
             "scopes=[scope], top_k=20)); graph on, no mechanisms; InMemoryMemoryStore and a "
             "reopened SQLiteMemoryStore",
             "baseline": "bare numpy top-20 (M @ q, argpartition, argsort) on the same unit matrix;"
-            " for *_budget metrics, the issue's budget in ms",
+            " for *_budget metrics, the budget in ms",
+            "ratio_targets": {f"{size}_{kind}": ratio for (size, kind), ratio in RATIO.items()},
+            "budgets_ms": {f"{size}_{kind}": ms for (size, kind), ms in BUDGET_MS.items()},
         }
 
     def notes(self) -> list[str]:

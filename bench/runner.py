@@ -23,6 +23,9 @@ __all__ = ["MetricResult", "Report", "format_report", "print_progress", "run", "
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 """Where each benchmark's latest results go, as ``<name>.json`` (gitignored)."""
 
+MAX_TOLERANCE = 200.0
+"""The widest allowance a metric may have: wider, it passes whatever is measured (issue 11)."""
+
 Side = Literal["candidate", "baseline"]
 
 
@@ -82,6 +85,12 @@ def run(benchmark: Benchmark, repeat: int, progress: Callable[[str], None] | Non
     """
     if repeat < 1:
         raise ValueError(f"repeat must be >= 1, got {repeat}")
+    loose = [m.name for m in benchmark.metrics if not 0 < m.tolerance <= MAX_TOLERANCE]
+    if loose:
+        raise ValueError(
+            f"{benchmark.name}: the tolerance of {', '.join(loose)} is outside 0..{MAX_TOLERANCE:g}"
+            ": a gate that passes at any ratio is no gate"
+        )
     say = progress or (lambda _line: None)
     started = time.perf_counter()
     samples: dict[Side, list[Sample]] = {"candidate": [], "baseline": []}

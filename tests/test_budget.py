@@ -593,7 +593,7 @@ async def test_budgeted_model_records_a_billed_failure() -> None:
     assert budget.spent_tokens == 30
 
 
-async def test_budgeted_model_records_nothing_for_an_unbilled_failure_or_an_abort() -> None:
+async def test_budgeted_model_releases_an_unbilled_failure_and_estimates_an_abort() -> None:
     inner = ScriptedModel(
         [ScriptStep.fail(500), ScriptStep("one two three", usage=ModelUsage(5, 5))],
         provider_id="acme",
@@ -606,8 +606,11 @@ async def test_budgeted_model_records_nothing_for_an_unbilled_failure_or_an_abor
     stream = model.stream(request())
     first = await anext(stream)
     assert isinstance(first, TextDelta)
-    await stream.aclose()  # type: ignore[attr-defined]
     assert budget.spent_tokens == 0
+    await stream.aclose()  # type: ignore[attr-defined]
+    # DESIGN §5.19: "Hi" (1 token) and the delta "one " (1 token), estimated.
+    assert budget.spent_tokens == 2
+    assert budget.reserved_tokens == 0
 
 
 async def test_budgeted_model_records_a_finished_step_its_reader_left_early() -> None:

@@ -473,7 +473,7 @@ def test_show_state_prints_the_mood_and_a_sentiment_event_on_stderr(
     assert code == 0
     assert out == "Sorry about the coffee!\n"  # stdout holds the reply alone
     lines = err.splitlines()
-    assert lines[0] == "[state] mood: empathetic"
+    assert lines[0] == "[state] mood: empathetic (set by metaprompt gmi_frustration_recovery)"
     assert lines[1].startswith("[state] event: user_frustrated (medium), sentiment -0.")
     assert len(lines) == 2
 

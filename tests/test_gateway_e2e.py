@@ -1043,8 +1043,11 @@ async def test_closing_the_stream_on_a_fallback_hop_closes_that_hops_connection(
 
     assert await asyncio.to_thread(servers.anthropic.client_gone)
     assert len(servers.openai.requests) == 1
+    # DESIGN §5.19: the hop's step is charged an estimate ("Hi" and the delta "first").
+    usage = await stream.usage
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.estimated) == (1, 2, True)
     with pytest.raises(GMIError) as caught:
-        await stream.usage
+        await stream.text
     assert caught.value.code is GMIErrorCode.ABORTED
 
 

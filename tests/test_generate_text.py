@@ -734,8 +734,8 @@ async def test_a_call_without_a_prompt_or_messages_is_refused(
         ({"stop": "END"}, "stop", "stop: must be a list of strings"),
         ({"stop": ["END", 3]}, "stop", "stop: must be a list of strings"),
         ({"request_timeout": 0}, "request_timeout", "request_timeout: must be > 0.0, got 0"),
-        ({"tools": [plain_function]}, "tools", "tools: item 0 is a function, not a Tool"),
-        ({"tools": [add, "add"]}, "tools", "tools: item 1 is a str, not a Tool"),
+        ({"tools": [42]}, "tools", "tools: item 0: int is not a Tool or a function"),
+        ({"tools": [add, "add"]}, "tools", "tools: item 1: str is not a Tool or a function"),
         ({"tools": [add, add]}, "tools", "tools: tool names must be unique, got ['add', 'add']"),
         (
             {"tools": [add], "tool_choice": "get_weather"},
@@ -765,15 +765,15 @@ async def test_a_bad_option_is_refused_before_the_model_is_called(
     await assert_refused({"prompt": "Hi", **options}, option, message)
 
 
-async def test_a_tool_list_with_a_plain_function_names_the_way_to_wrap_it() -> None:
-    model = ScriptedModel(["never sent"])
-    with pytest.raises(GMIError) as caught:
-        await generate_text("Hi", model=model, tools=[plain_function])  # type: ignore[list-item]
-    assert caught.value.message == (
-        "tools: item 0 is a function, not a Tool "
-        "(wrap functions with agentos.tool or Tool.from_function)"
+async def test_a_plain_function_in_the_tool_list_is_wrapped_as_a_tool() -> None:
+    model = ScriptedModel(
+        [ScriptStep(tool_calls=[ToolCall("c1", "plain_function", {"city": "Oslo"})]), "Done."]
     )
-    assert model.calls == 0
+    result = await generate_text("Hi", model=model, tools=[plain_function])
+    assert [tool.name for tool in model.requests[0].tools] == ["plain_function"]
+    assert [(r.tool_name, r.output, r.is_error) for r in result.tool_results] == [
+        ("plain_function", "Oslo", False)
+    ]
 
 
 async def test_a_model_instance_and_a_provider_together_are_refused() -> None:

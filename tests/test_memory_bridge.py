@@ -39,7 +39,7 @@ async def test_the_exchange_is_encoded_under_the_user_and_the_scope_with_the_moo
     memory = shared_memory()
     await session_turn(memory, "I am allergic to peanuts.", scope_id="s1", user_id="alice")
     user = await memory.store.list_traces(TraceFilter(scopes=[(MemoryScope.USER, "alice")]))
-    reply = await memory.store.list_traces(TraceFilter(scopes=[(MemoryScope.USER, "s1")]))
+    reply = await memory.store.list_traces(TraceFilter(scopes=[(MemoryScope.THREAD, "s1")]))
     assert [(t.content, t.type, t.provenance.source_type) for t in user] == [
         ("I am allergic to peanuts.", MemoryType.EPISODIC, SourceType.USER_STATEMENT)
     ]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agentos.memory import sqlite_store as sqlite_store_module
 from agentos.memory.edge import EdgeType, MemoryEdge
 from agentos.memory.in_memory_store import InMemoryMemoryStore
-from agentos.memory.sqlite_store import MEMORY_STORE, SQLiteMemoryStore
+from agentos.memory.sqlite_store import MEMORY_MIGRATIONS, MEMORY_STORE, SQLiteMemoryStore
 from agentos.memory.store import MemoryStore, TraceFilter
 from agentos.memory.trace import (
     DAY,
@@ -474,7 +474,7 @@ async def test_sqlite_store_leaves_a_shared_database_open(tmp_path: Path) -> Non
     await store.add(plain_trace("t"), np.ones(DIM, dtype=np.float32))
     await store.close()
     assert not database.closed
-    assert database.schema_version(MEMORY_STORE) == 1
+    assert database.schema_version(MEMORY_STORE) == len(MEMORY_MIGRATIONS)
     again = SQLiteMemoryStore(database)
     assert [t.id for t in await again.get(["t"])] == ["t"]
     await again.close()

@@ -293,11 +293,16 @@ async def test_a_failing_ledger_fails_a_finished_step() -> None:
 # --- aborts -----------------------------------------------------------------------------------
 
 
-async def test_a_step_closed_before_it_finished_is_not_metered(events: list[UsageEvent]) -> None:
+async def test_a_step_closed_before_it_finished_is_metered_with_an_estimate(
+    events: list[UsageEvent],
+) -> None:
+    # DESIGN §5.19: the prompt "Hi" is 1 token, the delta "one " 1; no finish reason.
     stream = MeteredModel(acme("one two three")).stream(ask())
     assert isinstance(await anext(stream), TextDelta)
     await stream.aclose()  # type: ignore[attr-defined]
-    assert events == []
+    [event] = events
+    assert (event.prompt_tokens, event.completion_tokens, event.finish_reason) == (1, 1, None)
+    assert event.estimated is True
 
 
 async def test_a_finished_step_closed_early_is_still_metered(events: list[UsageEvent]) -> None:

@@ -6,7 +6,7 @@ import asyncio
 import base64
 import json
 import sys
-import time
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Literal
 
@@ -935,14 +935,23 @@ async def test_an_unreadable_event_is_a_stream_error(serve: Serve) -> None:
 
 
 async def test_a_silent_stream_times_out_and_is_closed(serve: Serve) -> None:
-    served = serve(stream_reply(chunk(text_part("first")), done(text_part("never")), hold_after=1))
-    started = time.monotonic()
+    reply = stream_reply(chunk(text_part("first")), done(text_part("never")), hold_after=1)
+    served = serve(stream_reply(done(text_part("warm"))), reply)
+    model = model_for(served)
+    await collect(model, ModelRequest(HELLO))  # the client is built: 0.3 s is the stream's alone
+    # The server holds the stream until the client leaves, or until `release` ends it 30 s on
+    # (with no finish: a stream error). The order of the two, not a stopwatch, is the check.
+    release = threading.Timer(30, reply.release.set)
+    release.start()
     options = CompletionOptions(request_timeout=0.3)
-    error, seen = await fail(model_for(served), ModelRequest(HELLO, options=options))
-    assert seen == [TextDelta("first")]
-    assert (error.kind, error.after_output) == ("timeout", True)
-    assert time.monotonic() - started < 3
-    assert await asyncio.to_thread(served.client_disconnected.wait, 5)
+    try:
+        error, seen = await fail(model, ModelRequest(HELLO, options=options))
+        assert seen == [TextDelta("first")]
+        assert (error.kind, error.after_output) == ("timeout", True)
+        assert await asyncio.to_thread(served.client_disconnected.wait, 30)
+    finally:
+        release.cancel()
+    assert not reply.release.is_set()  # the call timed out and left while the server held on
 
 
 async def test_request_timeout_bounds_the_whole_call_not_each_read(serve: Serve) -> None:

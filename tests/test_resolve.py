@@ -6,6 +6,7 @@ import sys
 import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -104,9 +105,11 @@ def test_a_local_model_string_gives_the_local_model() -> None:
     assert_local(resolve_model(model=f"local/{DEFAULT_LOCAL_MODEL}", environ=NO_KEYS))
 
 
-def test_a_gguf_path_names_a_local_model_after_its_file() -> None:
-    assert_local(resolve_model("local", "/models/tiny-chat.gguf", environ=NO_KEYS), "tiny-chat")
-    assert_local(resolve_model(model="/models/tiny-chat.gguf", environ=NO_KEYS), "tiny-chat")
+def test_a_gguf_path_names_a_local_model_after_its_file(tmp_path: Path) -> None:
+    gguf = tmp_path / "tiny-chat.gguf"
+    gguf.write_bytes(b"GGUF")  # only its existence is checked before the first call
+    assert_local(resolve_model("local", str(gguf), environ=NO_KEYS), "tiny-chat")
+    assert_local(resolve_model(model=str(gguf), environ=NO_KEYS), "tiny-chat")
 
 
 def test_another_model_on_the_local_provider_is_refused() -> None:

@@ -5,7 +5,6 @@ case 33; spec: Sentiment scoring and events)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -13,33 +12,14 @@ import pytest
 from agentos.core.messages import Message
 from agentos.gmi import GMI, GMIEvent, GMIEventType, SentimentThresholds, SentimentTracker
 from agentos.gmi.sentiment_tracker import SENTIMENT_HISTORY_KEY, matched_confusion_phrases
-from agentos.nlp import SentimentResult, TokenScore, polarity_of
+from agentos.nlp import SentimentResult
 from agentos.testing import ScriptedModel, ScriptStep
-from fakes.gmi_helpers import make_gmi, persona, run, turn
+from fakes.gmi_helpers import FakeUtility, make_gmi, persona, run, sentiment, turn
 
 E = GMIEventType
 
 
-def result(score: float, intensity: float | None = None, negatives: int = 0) -> SentimentResult:
-    return SentimentResult(
-        score=score,
-        polarity=polarity_of(score),
-        comparative=score,
-        intensity=abs(score) if intensity is None else intensity,
-        negative_tokens=tuple(TokenScore(f"bad{i}", -1.0) for i in range(negatives)),
-    )
-
-
-@dataclass
-class FakeUtility:
-    """Answers the scripted results in order and records the languages it was asked for."""
-
-    results: list[SentimentResult]
-    languages: list[str | None] = field(default_factory=list)
-
-    async def analyze_sentiment(self, text: str, *, language: str | None = None) -> SentimentResult:
-        self.languages.append(language)
-        return self.results.pop(0)
+result = sentiment
 
 
 async def tracked_gmi(

@@ -28,6 +28,7 @@ from agentos.storage import (
     DEFAULT_HISTORY_MAX_TOKENS,
     DEFAULT_MIN_KEEP_SENDS,
     SESSION_STORE,
+    SESSION_STORE_MIGRATIONS,
     HistoryEvent,
     HistoryEventKind,
     InMemorySessionStore,
@@ -590,7 +591,7 @@ def test_sqlite_store_shares_a_database_with_other_stores(tmp_path: Path) -> Non
     database = open_database(tmp_path / "agentos.db")
     sessions = SQLiteSessionStore(database)
     ledger = SQLiteUsageLedger(database)
-    assert database.schema_version(SESSION_STORE) == 1
+    assert database.schema_version(SESSION_STORE) == len(SESSION_STORE_MIGRATIONS)
     sessions.close()  # a shared database stays open
     ledger.close()
     assert not database.closed

@@ -443,7 +443,7 @@ async def test_sqlite_rows_survive_reopening(tmp_path: Path) -> None:
     first.close()
     again = SQLiteUsageLedger(path=path)
     assert await again.rows() == [event(session_id="s1")]
-    assert again.database.schema_version("usage_ledger") == len(USAGE_LEDGER_MIGRATIONS) == 1
+    assert again.database.schema_version("usage_ledger") == len(USAGE_LEDGER_MIGRATIONS) == 2
     again.close()
 
 

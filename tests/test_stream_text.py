@@ -525,8 +525,11 @@ async def test_breaking_out_of_the_text_stream_closes_the_model_stream() -> None
         break
     go_on.set()
 
+    # DESIGN §5.19: the usage is estimated from the prompt and the delta that arrived.
+    usage = await soon(result.usage)
+    assert (usage.completion_tokens, usage.estimated) == (2, True)
     with pytest.raises(GMIError) as caught:
-        await soon(result.usage)
+        await soon(result.text)
     assert caught.value.code is GMIErrorCode.ABORTED
     assert model.chunks == [TextDelta("Once ")]
     assert model.endings == ["closed early"]

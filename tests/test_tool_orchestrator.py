@@ -150,8 +150,10 @@ async def test_a_schema_tool_handler_receives_the_context() -> None:
 def test_duplicate_names_and_non_tools_are_refused() -> None:
     with pytest.raises(ValueError, match="two tools are named 'add'"):
         ToolOrchestrator([ADD, Tool.from_function(add)])
-    with pytest.raises(TypeError, match="tools must be Tool objects, not function"):
-        ToolOrchestrator([add])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="int is not a Tool or a function"):
+        ToolOrchestrator([ADD, 42])  # type: ignore[list-item]
+    # A plain function is wrapped as Tool.from_function does (issue 11).
+    assert [d.name for d in ToolOrchestrator([add]).list_tools()] == ["add"]
     with pytest.raises(TypeError, match="not a str"):
         ToolOrchestrator([ADD], allowed_capabilities="web")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -46,8 +47,9 @@ def test_known_cost_including_zero_is_known() -> None:
 
 @pytest.mark.parametrize("field", [*TOKEN_FIELDS, "total_tokens"])
 def test_negative_token_counts_are_refused_naming_the_field(field: str) -> None:
+    kwargs: dict[str, Any] = {field: -3}
     with pytest.raises(ValueError, match=rf"ModelUsage\.{field} must be >= 0, got -3"):
-        ModelUsage(**{field: -3})
+        ModelUsage(**kwargs)
 
 
 def test_an_explicit_total_of_minus_one_is_refused_not_taken_as_the_default() -> None:

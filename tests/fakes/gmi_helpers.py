@@ -21,6 +21,7 @@ from agentos.gmi import (
     TurnExchange,
 )
 from agentos.llm.model import ChatModel
+from agentos.nlp import SentimentResult, TokenScore, polarity_of
 from agentos.persona import PersonaDefinition
 
 
@@ -47,6 +48,29 @@ async def run(gmi: GMI, turn_input: GMITurnInput) -> tuple[list[GMIOutputChunk],
     stream = gmi.process_turn_stream(turn_input)
     chunks = [chunk async for chunk in stream]
     return chunks, await stream.output()
+
+
+def sentiment(score: float, intensity: float | None = None, negatives: int = 0) -> SentimentResult:
+    """A sentiment result with ``score`` (polarity from it) and ``negatives`` negative tokens."""
+    return SentimentResult(
+        score=score,
+        polarity=polarity_of(score),
+        comparative=score,
+        intensity=abs(score) if intensity is None else intensity,
+        negative_tokens=tuple(TokenScore(f"bad{i}", -1.0) for i in range(negatives)),
+    )
+
+
+@dataclass
+class FakeUtility:
+    """A utility AI answering the scripted results in order; records the languages asked for."""
+
+    results: list[SentimentResult]
+    languages: list[str | None] = field(default_factory=list)
+
+    async def analyze_sentiment(self, text: str, *, language: str | None = None) -> SentimentResult:
+        self.languages.append(language)
+        return self.results.pop(0)
 
 
 @dataclass

@@ -27,13 +27,8 @@ from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionH
 
 from .agent_export import AgentExport, export_agent_config, exported_config
 from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
-from .agent_session import (
-    AgentSession,
-    AgentTurn,
-    TurnSettings,
-    UsageTally,
-    check_prompt,
-)
+from .agent_session import AgentSession, AgentTurn, TurnSettings, UsageTally
+from .call_checks import check_call_options, check_prompt, check_session_ids, tools_option
 from .capability_contract import warn_unapplied
 from .generate import DEFAULT_MAX_STEPS, TextOptions
 from .gmi_persona import build_system_prompt
@@ -82,7 +77,6 @@ def agent(**options: Unpack[AgentOptions]) -> Agent:
         return cast("Agent", module.gmi(**options))
     check_agent_options(options, runtime="legacy")
     check_memory_provider(options.get("memory_provider"))
-    _check_store(options.get("store"))
     built = Agent(options)
     warn_unapplied(options, runtime="legacy", stacklevel=3)
     return built
@@ -123,7 +117,7 @@ class Agent:
         }
         text.update(
             system=self.system_prompt,
-            tools=list(options.get("tools") or ()),
+            tools=tools_option(options.get("tools")),  # functions wrapped once, here
             max_steps=options.get("max_steps") or DEFAULT_MAX_STEPS,
             # The reference's default: the reasoning instruction goes first when tools exist.
             chain_of_thought=True if chain is None else chain,
@@ -168,8 +162,8 @@ class Agent:
     def stream(self, prompt: str | list[ContentPart], **options: Any) -> StreamTextResult:
         """Start one call with no history, to read as it streams (options as for `generate`)."""
         self._check_open()
-        call = self._call_options("generate()", options, GENERATE_CALL_OPTIONS)
         check_prompt(prompt)
+        call = self._call_options("generate()", options, GENERATE_CALL_OPTIONS)
         return StreamTextResult(
             AgentTurn(
                 self._settings,
@@ -187,11 +181,14 @@ class Agent:
 
         The same open session is returned for its id; reopening it with another ``user_id``
         raises `GMIError` (``INVALID_ARGUMENT``, naming ``user_id``). ``user_id`` is sent with
-        each model request as the end user's id, so pass an opaque one.
+        each model request as the end user's id, so pass an opaque one; a blank one is an
+        anonymous user, none is sent. A ``session_id`` that is not a non-blank string, or a
+        ``user_id`` that is not a string, raises `GMIError` naming it (`check_session_ids`).
         """
         self._check_open()
         if session_id is None:
             session_id = uuid.uuid4().hex
+        check_session_ids(session_id, user_id)
         existing = self._sessions.get(session_id)
         if existing is not None:
             if user_id is not None and user_id != existing.user_id:
@@ -276,6 +273,7 @@ class Agent:
             )
         # None means "not set": the agent's value stands (as generate_text() reads None).
         merged = {name: value for name, value in options.items() if value is not None}
+        check_call_options(merged)
         if "budget" in merged:
             merged["budget"] = spend_budget_from_option(merged["budget"])
         overrides = _model_overrides(self._settings.text_options, merged)
@@ -302,15 +300,3 @@ def _model_overrides(base: TextOptions, call: dict[str, Any]) -> dict[str, Any]:
     if named is not None and named != base.get("provider"):
         overrides.update(provider=named, api_key=None, base_url=None)
     return overrides
-
-
-def _check_store(store: object) -> None:
-    if store is None:
-        return
-    if not all(callable(getattr(store, name, None)) for name in ("load_messages", "write")):
-        raise GMIError(
-            f"store: must be a session store (such as SQLiteSessionStore), got "
-            f"{type(store).__name__}",
-            GMIErrorCode.INVALID_ARGUMENT,
-            {"option": "store"},
-        )

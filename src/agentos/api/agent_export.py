@@ -13,7 +13,8 @@ and lists and mappings of those). An option whose value is a live object (tools,
 instance, hooks, a `SpendBudget`, stores, a memory provider, a usage ledger) cannot travel in a
 document, so it is named in ``omitted`` for the importer to pass again. ``api_key`` is always
 left out and named there too: a document gets shared, a key should not be (the TypeScript
-export keeps it).
+export keeps it). So is the ``api_key`` of a fallback leg or of ``memory.embedding`` (DESIGN
+§5.20): dropped, its place named in ``omitted`` (``fallback_providers[0].api_key``).
 """
 
 from __future__ import annotations
@@ -55,11 +56,18 @@ def _plain(value: object) -> bool:
     return False
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: Any, path: str = "", omitted: list[str] | None = None) -> Any:
+    """A copy of plain data; with ``omitted``, without secrets, each dropped one named there."""
     if isinstance(value, list | tuple):
-        return [_copy(item) for item in value]
+        return [_copy(item, f"{path}[{i}]", omitted) for i, item in enumerate(value)]
     if isinstance(value, Mapping):
-        return {key: _copy(item) for key, item in value.items()}
+        kept = {}
+        for key, item in value.items():
+            if omitted is not None and key in _SECRETS:
+                omitted.append(f"{path}.{key}")
+            else:
+                kept[key] = _copy(item, f"{path}.{key}", omitted)
+        return kept
     return value
 
 
@@ -82,7 +90,7 @@ def export_agent_config(
         if name in _SECRETS or not _plain(value):
             omitted.append(name)
         else:
-            config[name] = _copy(value)
+            config[name] = _copy(value, name, omitted)
     if runtime == "gmi":
         config["runtime"] = "gmi"  # gmi() agents come back as gmi() agents
     document: AgentExport = {

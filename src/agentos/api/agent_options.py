@@ -88,7 +88,9 @@ class AgentOptions(TypedDict, total=False):
 
     - ``provider`` / ``model``: who serves the calls (a provider id, a ``"provider:model"``
       string, or a `ChatModel` instance as ``model``), resolved as `generate_text()` does.
-    - ``api_key``, ``base_url``: the primary provider's credentials and endpoint.
+    - ``api_key``, ``base_url``: the primary provider's credentials and endpoint; they serve
+      every fallback hop and memory embedding on that provider, never one on another
+      (DESIGN §5.20). A fallback leg and ``memory.embedding`` may carry their own.
     - ``fallback_providers``, ``router``, ``router_params``, ``host_policy``, ``policy_tier``,
       ``on_fallback(error, provider)``: the completion gateway's hops and its fallback callback.
     - ``thinking`` (a token budget or ``{"budget_tokens": n}``), ``effort``, ``cache`` (``True``,
@@ -103,17 +105,22 @@ class AgentOptions(TypedDict, total=False):
       ``openness``), ``soul`` (a soul file's text, front matter not applied, or ``{body,
       style}``), ``skills`` (skill contents: strings or ``{content}`` mappings), or
       ``system_blocks`` (the whole system prompt as blocks): see `build_system_prompt`.
-    - ``tools``, ``max_steps`` (5), ``chain_of_thought`` (``True`` by default, or an instruction):
-      the tool loop, with the reasoning instruction first in each call that offers tools.
+    - ``tools`` (`Tool` objects, or plain functions wrapped as `Tool.from_function` does),
+      ``max_steps`` (5), ``chain_of_thought`` (``True`` by default, or an instruction): the
+      tool loop, with the reasoning instruction first in each call that offers tools.
 
     Usage, budget, state:
 
     - ``budget``: a `SpendBudget`, or `BudgetSettings` from which one is made.
     - ``usage_ledger``: a `UsageLedger` that gets a row per finished step or billed failure.
     - ``history``: ``True`` (default), ``False`` (keep none) or ``{max_tokens}`` (120,000).
-    - ``store``: a session store (the source of truth of each session's history).
-    - ``memory``: ``True`` or ``{embedding: {provider, model?, dimension?}, consolidation:
-      {enabled, interval}, store}``: the cognitive memory (gmi runtime only); with
+    - ``store``: a `SessionStore` object (the source of truth of each session's history), such
+      as ``SQLiteSessionStore(path="agentos.db")``; a path alone is refused, since a store the
+      agent opened itself would hold a connection nothing the caller has could close.
+    - ``memory``: ``True`` or ``{embedding: {provider, model?, dimension?, api_key?,
+      base_url?}, consolidation: {enabled, interval}, store}``: the cognitive memory (gmi
+      runtime only); an embedding on the agent's provider without credentials of its own uses
+      the agent's ``api_key`` / ``base_url`` (DESIGN §5.20); with
       ``consolidation.enabled`` a cycle runs every ``interval`` seconds (3,600). ``store`` is a
       `MemoryStore` (``SQLiteMemoryStore`` makes it durable); ``embedder`` (an agentos
       extension) is an `Embedder` instance used instead of ``embedding``'s provider.
@@ -141,7 +148,7 @@ class AgentOptions(TypedDict, total=False):
     system_blocks: Sequence[str] | None
     soul: str | Mapping[str, Any] | None
     skills: Sequence[str | Mapping[str, Any]] | None
-    tools: Sequence[Tool] | None
+    tools: Sequence[Tool | Callable[..., Any]] | None
     max_steps: int
     chain_of_thought: bool | str
     fallback_providers: Sequence[FallbackLeg | Mapping[str, Any]] | None

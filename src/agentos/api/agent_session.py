@@ -30,6 +30,7 @@ from agentos.llm.resolve import resolve_model
 from agentos.llm.token_estimate import estimate_prompt_tokens
 from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
 
+from .call_checks import check_prompt, tools_option
 from .generate import DEFAULT_COT_INSTRUCTION, TextOptions, stream_text
 from .memory_provider import fetch_memory_context, insert_memory_context, observe_turn
 from .results import ErrorPart, FinishPart, GenerateTextResult, StreamPart
@@ -42,7 +43,6 @@ __all__ = [
     "TurnSettings",
     "UsageTally",
     "check_context_window",
-    "check_prompt",
 ]
 
 
@@ -92,7 +92,7 @@ def check_context_window(prompt: str | list[ContentPart], options: TextOptions) 
     info = catalog.model_info(provider_id, model_id)
     if info is None:
         return
-    tools = list(options.get("tools") or ())
+    tools = tools_option(options.get("tools"))
     structured = options.get("response_schema") is not None
     system = options.get("system") or ""
     chain = options.get("chain_of_thought", False)
@@ -184,7 +184,8 @@ class AgentTurn:
     async def _run(self) -> AsyncIterator[StreamPart]:
         settings = self._settings
         # Begun before the model runs, so a clear() or reseed() during the turn discards it.
-        writer = self._history.begin_turn() if self._history is not None else None
+        # Under the session's lease, on the store's current history (DESIGN.md §5.21).
+        writer = await self._history.start_turn() if self._history is not None else None
         user = Message.user(self._prompt)
         kept = False
         try:
@@ -202,7 +203,8 @@ class AgentTurn:
             options = cast(
                 "TextOptions", {**settings.text_options, **self._call_options, "messages": messages}
             )
-            if self._user_id is not None and "user_id" not in options:
+            # A blank user id is anonymous (spec: '' is an anonymous id): none is sent.
+            if self._user_id and self._user_id.strip() and "user_id" not in options:
                 options["user_id"] = self._user_id
             check_context_window(self._prompt, options)
             inner = stream_text(self._prompt, **options)
@@ -312,8 +314,11 @@ class AgentSession:
         ``schema_name``, ``tool_choice``, ``request_timeout``, ``cache_diagnostics``, ``model``,
         ``provider``, ``max_steps``, ``usage_ledger`` and ``budget`` (a `SpendBudget` or budget
         settings, replacing the agent's for this turn); another raises `GMIError` naming it.
-        A failed turn raises its error (``ContextWindowExceededError`` before any request when
-        the history does not fit a known model's window) and leaves the history as it was.
+        The prompt (text or a list of content parts) and the options are checked before the
+        turn starts (`agentos.api.call_checks`): a bad one raises `GMIError` naming it, and
+        nothing is stored or sent. A failed turn raises its error
+        (``ContextWindowExceededError`` before any request when the history does not fit a
+        known model's window) and leaves the history as it was.
         """
         return await self.stream(prompt, **options).result
 
@@ -324,8 +329,8 @@ class AgentSession:
         reading stops the turn, which then leaves nothing in the history.
         """
         self._check_open()
-        call = self._merge("session.send()", options, SESSION_CALL_OPTIONS)
         check_prompt(prompt)
+        call = self._merge("session.send()", options, SESSION_CALL_OPTIONS)
         return StreamTextResult(
             AgentTurn(
                 self._settings,
@@ -397,11 +402,3 @@ class AgentSession:
     def _check_open(self) -> None:
         if self._closed:
             raise GMIError(f"session {self.id!r} is closed", GMIErrorCode.INVALID_STATE)
-
-
-def check_prompt(prompt: object) -> None:
-    """A blank prompt would send the history with nothing to answer."""
-    if isinstance(prompt, str) and not prompt.strip():
-        raise GMIError(
-            "prompt: the prompt is empty", GMIErrorCode.INVALID_ARGUMENT, {"option": "prompt"}
-        )

@@ -32,7 +32,7 @@ from agentos.persona.metaprompt_presets import (
     merge_metaprompt_presets,
 )
 
-from .generate import refuse_unknown_options
+from .call_checks import refuse_unknown_options
 
 __all__ = [
     "COGNITION_PROFILES",

@@ -2,18 +2,16 @@
 
 The caller passes earlier turns in ``messages``; ``system`` and ``prompt`` add a leading system
 message and a closing user message (a blank one adds none; a blank prompt without messages is
-refused). The tools given run for up to ``max_steps`` (5) model steps.
-Options are checked before any model call, and a bad one raises `GMIError` naming it.
+refused). The tools given (`Tool` objects, or plain functions, wrapped as `Tool.from_function` does)
+run for up to ``max_steps`` (5) model steps. The prompt and options are checked before any
+model call (`agentos.api.call_checks`), and a bad one raises `GMIError` naming it.
 """
 
 from __future__ import annotations
 
-import difflib
-import math
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, NoReturn, TypedDict, Unpack, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypedDict, Unpack, cast
 
-from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message, Role
 from agentos.gmi.options import thinking_budget_tokens
 from agentos.llm.fallback_chain import FallbackLeg
@@ -23,7 +21,7 @@ from agentos.llm.gateway import (
     Router,
 )
 from agentos.llm.metering import MeteringContext
-from agentos.llm.model import CacheDiagnosticsRequest, ChatModel, CompletionOptions, ToolChoice
+from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice
 from agentos.llm.spend_budget import SpendBudget
 from agentos.storage.usage_records import UsageLedger
 from agentos.tools.tool import Tool
@@ -36,6 +34,15 @@ from .agent_hooks import (
     wrap_before_generation,
     wrap_before_tool,
 )
+from .call_checks import (
+    cache_diagnostics_request,
+    check_call_options,
+    check_prompt,
+    check_tool_choice,
+    invalid,
+    refuse_unknown_options,
+    tools_option,
+)
 from .gateway_factory import build_gateway, coerce_legs
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
@@ -46,9 +53,7 @@ __all__ = [
     "DEFAULT_COT_INSTRUCTION",
     "DEFAULT_MAX_STEPS",
     "TextOptions",
-    "check_completion_settings",
     "generate_text",
-    "refuse_unknown_options",
     "stream_text",
 ]
 
@@ -63,21 +68,25 @@ class TextOptions(TypedDict, total=False):
       string, or a `ChatModel` instance as ``model``. Neither: the first provider whose key is
       set, else the embedded local model.
     - ``system``, ``messages``: a leading system prompt and the earlier turns.
-    - ``tools``, ``max_steps`` (5), ``tool_choice``: the tool loop. ``tool_choice`` is
-      ``auto`` when tools are offered and unset, and goes with every step (as a GMI turn sends
-      it on each call), so ``"required"`` keeps calling tools until ``max_steps``.
+    - ``tools`` (`Tool` objects or plain functions), ``max_steps`` (5), ``tool_choice``: the
+      tool loop. ``tool_choice`` is ``auto`` when tools are offered and unset, and goes with
+      every step (as a GMI turn sends it on each call), so ``"required"`` keeps calling tools
+      until ``max_steps``.
     - ``chain_of_thought``: ``True`` (or an instruction of your own) puts a reasoning
       instruction first in the system prompt of each call that offers tools.
     - ``temperature``, ``max_tokens``, ``top_p``, ``frequency_penalty``, ``presence_penalty``,
       ``stop``, ``seed``, ``user_id``, ``request_timeout``, ``custom_model_params``: completion
       options, sent only when set.
-    - ``api_key``, ``base_url``: credentials and endpoint for the primary provider.
+    - ``api_key``, ``base_url``: credentials and endpoint for the primary provider; they serve
+      every fallback hop on that provider, never one on another (DESIGN §5.20). A leg may
+      carry its own ``api_key`` / ``base_url``.
     - ``fallback_providers``, ``on_fallback``, ``router``, ``policy_tier``: the completion
       gateway's hops (unset fallback: the policy-aware chain from the provider keys in the
       environment; ``[]``: none). A retryable failure before output moves to the next hop.
-    - ``budget``: a `SpendBudget` every model call is checked against before it is sent.
-    - ``usage_ledger``: a ledger that gets one row per finished step or billed failure (the
-      process-wide observer gets an event either way).
+    - ``budget``: a `SpendBudget` every model call is checked against before it is sent; the
+      call's worst case stays reserved until it settles (DESIGN §5.18).
+    - ``usage_ledger``: a ledger that gets one row per finished step, billed failure or step
+      left early (estimated, DESIGN §5.19); the process-wide observer gets an event either way.
     - ``response_schema`` (a pydantic model or a JSON schema) and ``schema_name``: ask for a
       structured answer; ``result.object`` holds it, validated, or `ObjectGenerationError`.
     - ``cache_diagnostics``: ``True``, or the id of an earlier response to compare with, asks
@@ -94,7 +103,7 @@ class TextOptions(TypedDict, total=False):
     model: str | ChatModel | None
     system: str | None
     messages: Sequence[Message] | None
-    tools: Sequence[Tool] | None
+    tools: Sequence[Tool | Callable[..., Any]] | None
     max_steps: int
     tool_choice: ToolChoice | None
     chain_of_thought: bool | str
@@ -168,60 +177,20 @@ def stream_text(
 def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> TextRun:
     refuse_unknown_options(options, _OPTION_NAMES)
     messages = options.get("messages")
-    tools = options.get("tools")
-    max_steps = options.get("max_steps", DEFAULT_MAX_STEPS)
-    max_tokens = options.get("max_tokens")
-    seed = options.get("seed")
-    stop = options.get("stop")
+    check_prompt(prompt, messages_given=bool(messages))
+    check_call_options(options)
+    tool_list = tools_option(options.get("tools"))
     tool_choice = options.get("tool_choice")
+    check_tool_choice(tool_choice, tool_list)
+    max_steps = options.get("max_steps", DEFAULT_MAX_STEPS)
+    stop = options.get("stop")
     chain_of_thought = options.get("chain_of_thought", False)
-    request_timeout = options.get("request_timeout")
-    if prompt is None and not messages:
-        _invalid("prompt", "give a prompt, or messages ending with the turn to answer")
-    if isinstance(prompt, str) and not prompt.strip() and not messages:
-        _invalid("prompt", "the prompt is empty")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        _invalid("max_steps", f"must be an integer >= 1, got {max_steps!r}")
-    _check_number("temperature", options.get("temperature"), 0.0, 2.0)
-    _check_number("top_p", options.get("top_p"), 0.0, 1.0)
-    _check_number("frequency_penalty", options.get("frequency_penalty"), -2.0, 2.0)
-    _check_number("presence_penalty", options.get("presence_penalty"), -2.0, 2.0)
-    _check_number("request_timeout", request_timeout, 0.0, math.inf, open_low=True)
-    if max_tokens is not None and (
-        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
-    ):
-        _invalid("max_tokens", f"must be an integer >= 1, got {max_tokens!r}")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        _invalid("seed", f"must be an integer, got {seed!r}")
-    if stop is not None and (isinstance(stop, str) or not all(isinstance(s, str) for s in stop)):
-        _invalid("stop", "must be a list of strings")
-    diagnostics = _cache_diagnostics(options.get("cache_diagnostics"))
-    check_completion_settings(options)
     hooks = _hooks(options)
-    if not isinstance(chain_of_thought, bool | str):
-        _invalid("chain_of_thought", f"must be a bool or an instruction, got {chain_of_thought!r}")
-    tool_list = list(tools or [])
-    for position, item in enumerate(tool_list):
-        if not isinstance(item, Tool):
-            _invalid(
-                "tools",
-                f"item {position} is a {type(item).__name__}, not a Tool "
-                "(wrap functions with agentos.tool or Tool.from_function)",
-            )
-    names = [item.name for item in tool_list]
-    if len(set(names)) != len(names):
-        _invalid("tools", f"tool names must be unique, got {names}")
-    if tool_choice not in (None, "auto", "none", "required") and tool_choice not in names:
-        _invalid(
-            "tool_choice", f"{tool_choice!r} is neither auto, none, required nor a tool's name"
-        )
     history: list[Message] = []
     system = _system_prompt(options.get("system"), chain_of_thought if tool_list else False)
     if system:
         history.append(Message.system(system))
-    for position, message in enumerate(messages or []):
-        if not isinstance(message, Message):
-            _invalid("messages", f"item {position} is a {type(message).__name__}, not a Message")
+    for message in messages or []:
         if message.role not in (Role.ERROR, Role.THOUGHT):
             history.append(message)
     if prompt is not None and not (isinstance(prompt, str) and not prompt.strip()):
@@ -232,19 +201,19 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
         spec = structured_spec(response_schema, options.get("schema_name"))
     completion = CompletionOptions(
         temperature=options.get("temperature"),
-        max_tokens=max_tokens,
+        max_tokens=options.get("max_tokens"),
         top_p=options.get("top_p"),
         frequency_penalty=options.get("frequency_penalty"),
         presence_penalty=options.get("presence_penalty"),
         stop_sequences=tuple(stop) if stop is not None else None,
-        seed=seed,
+        seed=options.get("seed"),
         tool_choice=tool_choice,
         user_id=options.get("user_id"),
-        request_timeout=request_timeout,
+        request_timeout=options.get("request_timeout"),
         custom_model_params=dict(options.get("custom_model_params") or {}),
         response_schema=spec.json_schema if spec else None,
         schema_name=spec.name if spec else None,
-        cache_diagnostics=diagnostics,
+        cache_diagnostics=cache_diagnostics_request(options.get("cache_diagnostics")),
         thinking_budget_tokens=thinking_budget_tokens(options.get("thinking")),
         effort=options.get("effort"),
         cache=options.get("cache"),
@@ -257,27 +226,8 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
     return TextRun(turn, history, tool_list, completion, max_steps, spec, hooks)
 
 
-def check_completion_settings(options: Mapping[str, Any]) -> None:
-    """Refuse a bad ``thinking``, ``effort`` or ``cache``, naming it (`GMIError`)."""
-    thinking = options.get("thinking")
-    if thinking is not None and not isinstance(thinking, bool | int | Mapping):
-        _invalid("thinking", f"must be a token budget or a mapping, got {thinking!r}")
-    if isinstance(thinking, int) and not isinstance(thinking, bool) and thinking < 0:
-        _invalid("thinking", f"must be a token budget >= 0, got {thinking!r}")
-    effort = options.get("effort")
-    if effort is not None and (not isinstance(effort, str) or not effort.strip()):
-        _invalid("effort", f"must be an effort level such as 'low' or 'high', got {effort!r}")
-    cache = options.get("cache")
-    if cache is not None and not isinstance(cache, bool) and cache not in ("5m", "1h"):
-        _invalid("cache", f"must be True, False, '5m' or '1h', got {cache!r}")
-
-
 def _hooks(options: TextOptions) -> StepHooks:
-    """The call's hooks, each wrapped as a GMI's (a hook that is not callable is refused)."""
-    for name in ("on_before_generation", "on_after_generation", "on_before_tool_execution"):
-        hook = options.get(name)
-        if hook is not None and not callable(hook):
-            _invalid(name, f"must be a function, got {type(hook).__name__}")
+    """The call's hooks, each wrapped as a GMI's (checked by `check_call_options`)."""
     before = options.get("on_before_generation")
     after = options.get("on_after_generation")
     vet = options.get("on_before_tool_execution")
@@ -289,30 +239,15 @@ def _hooks(options: TextOptions) -> StepHooks:
     )
 
 
-def _cache_diagnostics(value: object) -> CacheDiagnosticsRequest | None:
-    """The first step's diagnostics request: ``True`` opts in, a string names the response."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return CacheDiagnosticsRequest()
-    if isinstance(value, str) and value.strip():
-        return CacheDiagnosticsRequest(value)
-    if isinstance(value, str):
-        _invalid("cache_diagnostics", "the previous message id is empty")
-    _invalid(
-        "cache_diagnostics", f"must be True or a previous message id, got {type(value).__name__}"
-    )
-
-
 def _gateway(options: TextOptions) -> CompletionGateway:
     """The call's gateway: its hops are metered and, with a budget, held to it."""
     chosen = options.get("model")
     instance = chosen if chosen is not None and not isinstance(chosen, str) else None
     if instance is not None and options.get("provider") is not None:
-        _invalid("provider", "pass either a model instance or a provider, not both")
+        invalid("provider", "pass either a model instance or a provider, not both")
     budget = options.get("budget")
     if budget is not None and not isinstance(budget, SpendBudget):
-        _invalid("budget", f"must be a SpendBudget, got {type(budget).__name__}")
+        invalid("budget", f"must be a SpendBudget, got {type(budget).__name__}")
     return build_gateway(
         GatewayDefaults(
             provider=options.get("provider"),
@@ -345,39 +280,3 @@ def _system_prompt(system: str | None, chain_of_thought: bool | str) -> str:
         else (DEFAULT_COT_INSTRUCTION if chain_of_thought else "")
     )
     return "\n\n".join(part for part in (instruction.strip(), system or "") if part)
-
-
-def refuse_unknown_options(
-    options: Mapping[str, object], known: Collection[str], *, prefix: str = ""
-) -> None:
-    """Refuse keys of ``options`` that are not in ``known``, each with a did-you-mean hint.
-
-    Raises `GMIError` (``INVALID_ARGUMENT``) naming the first unknown key (alphabetically), with
-    ``prefix`` before it (``"learning."`` for the keys of a nested option); the message lists
-    every unknown key and the closest known name for each.
-    """
-    names = sorted(known)
-    unknown = sorted(set(options) - set(names))
-    if unknown:
-        hints = [
-            f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
-            for name in unknown
-            for close in [difflib.get_close_matches(name, names, n=1)]
-        ]
-        _invalid(prefix + unknown[0], f"unknown option {', '.join(hints)}")
-
-
-def _invalid(option: str, why: str) -> NoReturn:
-    raise GMIError(f"{option}: {why}", GMIErrorCode.INVALID_ARGUMENT, {"option": option})
-
-
-def _check_number(
-    option: str, value: float | None, low: float, high: float, *, open_low: bool = False
-) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        _invalid(option, f"must be a number, got {value!r}")
-    if value < low or value > high or (open_low and value == low):
-        bound = f"> {low}" if open_low else f"between {low} and {high}"
-        _invalid(option, f"must be {bound}, got {value!r}")

@@ -33,6 +33,7 @@ from agentos.core.usage import ModelUsage
 from agentos.gmi.config import GMIConfig, ModelCallInfo
 from agentos.gmi.gmi import GMI
 from agentos.gmi.memory_bridge import CognitiveMemoryBridge
+from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.embedding_resolve import EmbeddingSettings, resolve_embedder, verify_embedder
 from agentos.llm.gateway import CompletionGateway, GatewayDefaults
 from agentos.llm.metering import MeteringContext
@@ -53,12 +54,20 @@ from agentos.tools.tool import Tool
 from .agent_export import AgentExport, export_agent_config
 from .agent_hooks import wrap_after_generation, wrap_before_generation, wrap_before_tool
 from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
+from .call_checks import (
+    check_call_options,
+    check_prompt,
+    check_session_ids,
+    refuse_unknown_options,
+    tools_option,
+)
 from .capability_contract import warn_unapplied
 from .cognition import ResolvedCognition, resolve_cognition
 from .gateway_factory import build_gateway, coerce_legs
-from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS, refuse_unknown_options
+from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS
 from .gmi_persona import persona_from_agent_options
 from .gmi_session import GmiSession, SessionOptions
+from .gmi_session_registry import SessionRegistry
 from .gmi_turn import GmiTurnRun
 from .memory_provider import (
     MemoryProviderWarning,
@@ -94,7 +103,10 @@ class GmiAgent:
 
     def __init__(self, options: AgentOptions) -> None:
         check_agent_options(options, runtime="gmi")
+        self._tools: list[Tool] = tools_option(options.get("tools"))  # functions wrapped once
         warn_unapplied(options, runtime="gmi", stacklevel=4)
+        if "tools" in options:
+            options = {**options, "tools": self._tools}
         self.options: AgentOptions = options
         self.cognition: ResolvedCognition = resolve_cognition(options)
         if self.cognition.memory_on and options.get("memory_provider") is not None:
@@ -108,10 +120,9 @@ class GmiAgent:
         self.budget: SpendBudget | None = spend_budget_from_option(options.get("budget"))
         self._persona_id = f"agent-{uuid.uuid4().hex[:12]}"
         self._built: _Built | None = None
-        self._sessions: dict[str, GmiSession] = {}
-        self._opened: set[str] = set()
-        self._usage: dict[str, ModelUsage] = {}
-        self._calls_usage = ModelUsage.zero()
+        self._registry = SessionRegistry()
+        # The spec's one entry per opened id (`_scope` reads and adds to it).
+        self._opened: set[str] = self._registry.opened
 
     # -- the lazy build ---------------------------------------------------------------------
 
@@ -134,20 +145,21 @@ class GmiAgent:
             cognition=self.cognition,
             persona_id=self._persona_id,
         )
-        memory = await self._build_memory() if self.cognition.memory_on else None
+        memory = await self._build_memory(model.provider_id) if self.cognition.memory_on else None
         self._built = _Built(persona, instance, model.provider_id, model.model_id, memory)
         return self._built
 
-    async def _build_memory(self) -> CognitiveMemoryManager:
+    async def _build_memory(self, provider_id: str) -> CognitiveMemoryManager:
         settings = self.options.get("memory")
         settings = settings if isinstance(settings, Mapping) else {}
         embedder = settings.get("embedder")
         if embedder is None:
-            embedding = settings.get("embedding")
+            # DESIGN §5.20: an embedding on the agent's provider uses the agent's credentials.
             embedder = resolve_embedder(
-                EmbeddingSettings.from_mapping(embedding)
-                if isinstance(embedding, Mapping)
-                else None
+                EmbeddingSettings.coerce(settings.get("embedding")),
+                credentials=ProviderCredentials(
+                    provider_id, self.options.get("api_key"), self.options.get("base_url")
+                ),
             )
         await verify_embedder(embedder)  # one test embedding: a model that cannot answer fails
         store = settings.get("store")
@@ -208,7 +220,7 @@ class GmiAgent:
         ledger: UsageLedger | None = None,
     ) -> GMI:
         options = self.options
-        tools: Sequence[Tool] = options.get("tools") or ()
+        tools: Sequence[Tool] = self._tools
         context = MeteringContext(
             session_id=session.id if session is not None else f"call-{uuid.uuid4().hex[:8]}",
             persona_id=built.persona.id,
@@ -273,12 +285,13 @@ class GmiAgent:
         """The session ``session_id`` (opened now, or the one already open).
 
         Reopening an open id with another ``user_id`` raises; an id reopened after `close()`
-        starts empty with a new memory scope.
+        starts empty with a new memory scope. A ``session_id`` that is not a non-blank string,
+        or a ``user_id`` that is not a string, raises `GMIError` naming it; a blank ``user_id``
+        is an anonymous user (spec: ``''`` is an anonymous id).
         """
-        if not session_id:
-            raise GMIError("session id must not be empty", GMIErrorCode.INVALID_ARGUMENT)
-        open_session = self._sessions.get(session_id)
-        if open_session is not None and not open_session.closed:
+        check_session_ids(session_id, user_id)
+        open_session = self._registry.open_session(session_id)
+        if open_session is not None:
             if user_id is not None and user_id != open_session.user_id:
                 raise GMIError(
                     f"session {session_id!r} is open for user {open_session.user_id!r}, "
@@ -329,14 +342,14 @@ class GmiAgent:
             history,
             build,
             options=SessionOptions(user_id=user_id, scope_id=scope_id),
-            on_usage=lambda usage: self._add_usage(session_id, usage),
+            on_usage=lambda usage: self._registry.add_usage(session_id, usage),
             memory_context=context,
             observe=observe if provider is not None else None,
-            on_closed=lambda closed: self._closed_session(closed, durable),
+            on_closed=lambda closed: self._registry.ended(closed, durable),
             budget=self.budget,
             ledger=self.options.get("usage_ledger"),
         )
-        self._sessions[session_id] = created
+        self._registry.add(created)
         return created
 
     def _scope(
@@ -350,7 +363,9 @@ class GmiAgent:
         """
         info = store.load_info(session_id) if store is not None else None
         if info is not None and info.open:
-            if user_id is not None and info.user_id is not None and user_id != info.user_id:
+            # As for a session open in this process: a session without a user is not picked up
+            # by one, or that user would recall the session's memories (DESIGN.md §5.17).
+            if user_id is not None and user_id != info.user_id:
                 raise GMIError(
                     f"session {session_id!r} is open for user {info.user_id!r}, not {user_id!r}",
                     GMIErrorCode.INVALID_ARGUMENT,
@@ -365,16 +380,6 @@ class GmiAgent:
             store.save_info(SessionInfo(session_id, user_id, scope_id, True, datetime.now(UTC)))
         return scope_id, user_id
 
-    def _closed_session(self, session: GmiSession, store: SessionStore | None) -> None:
-        if store is None:
-            return
-        info = store.load_info(session.id)
-        if info is not None and info.open:
-            store.save_info(dataclasses.replace(info, open=False, closed_at=datetime.now(UTC)))
-
-    def _add_usage(self, session_id: str, usage: ModelUsage) -> None:
-        self._usage[session_id] = self._usage.get(session_id, ModelUsage.zero()) + usage
-
     # -- one-off calls ----------------------------------------------------------------------
 
     def stream(self, prompt: str | list[ContentPart], **call: Any) -> StreamTextResult:
@@ -382,9 +387,12 @@ class GmiAgent:
 
         Takes `CALL_OPTIONS` (temperature, max_tokens, top_p, response_schema, schema_name,
         model, provider, max_steps, usage_ledger, abort_signal, budget) and refuses any other,
-        naming it; ``budget`` replaces the agent's for this call.
+        naming it; ``budget`` replaces the agent's for this call. The prompt and options are
+        checked first, as `generate_text()` checks them.
         """
+        check_prompt(prompt)
         refuse_unknown_options(call, CALL_OPTIONS)
+        check_call_options(call)
         budget = spend_budget_from_option(call.get("budget")) or self.budget
         schema = call.get("response_schema")
         spec = structured_spec(schema, call.get("schema_name")) if schema is not None else None
@@ -408,7 +416,7 @@ class GmiAgent:
             )
 
         async def after(output: Any, error: BaseException | None, usage: ModelUsage) -> None:
-            self._calls_usage = self._calls_usage + usage
+            self._registry.add_usage(None, usage)
 
         run = GmiTurnRun(
             one_off,
@@ -472,22 +480,23 @@ class GmiAgent:
         return self._built.memory if self._built is not None else None
 
     def usage(self, session_id: str | None = None) -> ModelUsage:
-        """One session's usage, or every session's and every call's."""
-        if session_id is not None:
-            return self._usage.get(session_id, ModelUsage.zero())
-        return ModelUsage.sum([*self._usage.values(), self._calls_usage])
+        """One session id's usage (a closed session's too), or every session's and call's."""
+        return self._registry.usage(session_id)
 
     async def close(self) -> None:
-        """Close every session, then the cognitive memory; the tools are not shut down.
+        """Release the agent: its sessions' GMIs, then the cognitive memory (spec: Closing).
 
-        The agent stays usable: a session opened afterwards builds a new memory.
+        Without a ``store``, every session is closed: nothing outlives the agent. With a
+        ``store`` (one the caller keeps, which outlives the agent: durable, or an in-process
+        store it shares), every session is released but stays open in the store, so a
+        program that ends with ``await agent.close()`` keeps each conversation resumable: the
+        next process's ``session(id)`` continues it with its scope, user and history
+        (DESIGN §5.16); ``session.close()`` is what ends one. The store itself is the caller's
+        and stays open, and the tools are not shut down. The agent stays usable: a session
+        opened afterwards builds a new memory, in which an id's next opening is its first.
         """
-        for session in list(self._sessions.values()):
-            await session.close()
-        self._sessions.clear()
-        # A new memory, in which an id's next opening is its first (spec: Closing); the agent
-        # itself stays usable: a session opened afterwards builds a new one.
-        self._opened.clear()
+        durable = isinstance(self.options.get("store"), SessionStore)
+        await self._registry.close_all(keep_open=durable)
         if self._built is not None and self._built.memory is not None:
             await self._built.memory.shutdown()
         self._built = None

@@ -1,13 +1,18 @@
 """`GmiSession`: one session of a `gmi()` agent (spec: GMIs from agent() → Sessions, Closing).
 
 Each session has a GMI of its own, built from the agent's persona and services on its first
-turn, over the session's `SessionHistoryBuffer`, the source of truth: before each turn the GMI's
-history is replaced with the store's messages. One turn runs at a time: a second `send()` or
-`stream()` waits for the first to end. `messages()`, `reseed()`, `clear()` and
-`drain_history_events()` act on the store; `reseed()` and `clear()` also replace the GMI's own
-history and what it recorded about the dropped turns. `close()` stops a turn still running (its
-model call aborted, its caller given the abort error, its finished steps kept and marked
-partial), then shuts the GMI down; the agent's next `session()` with the id starts empty.
+turn (with ``history=False``, one built for each turn and released after it), over the session's
+`SessionHistoryBuffer`, the source of truth: before each turn the GMI's history is replaced
+with the store's messages. One turn runs at a time: a second `send()` or `stream()` waits for
+the first to end (the session's lock); across handles and processes the store's lease keeps the
+same rule, a turn waiting up to the store's ``lease_timeout`` before ``SESSION_BUSY`` (taken
+by the turn run, `SessionHistoryBuffer.start_turn`; DESIGN §5.21). `messages()`, `reseed()`,
+`clear()` and `drain_history_events()` act on the store; `reseed()` and `clear()` also replace
+the GMI's own history and what it recorded about the dropped turns. `close()` stops a turn
+still running (its model call aborted, its caller given the abort error, its finished steps
+kept and marked partial), then shuts the GMI down; the agent's next `session()` with the id
+starts empty. `release()`, what `agent.close()` does with a durable store (DESIGN §5.16), stops
+and shuts down the same way but leaves the session open in the store, to be continued.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from agentos.llm.spend_budget import BudgetLike
 from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
 from agentos.storage.usage_records import UsageLedger
 
-from .generate import refuse_unknown_options
+from .call_checks import check_call_options, check_prompt, refuse_unknown_options
 from .gmi_turn import GmiTurnRun
 from .option_checks import spend_budget_from_option
 from .results import ErrorPart, GenerateTextResult, StreamPart
@@ -121,14 +126,14 @@ class GmiSession:
         """Start a turn to read as it streams.
 
         Its text and usage settle after the store is written; a consumer that stops reading
-        stops the turn and aborts its model call.
+        stops the turn and aborts its model call. The prompt and options are checked first, as
+        `generate_text()` checks them (`agentos.api.call_checks`): a bad one raises `GMIError`
+        naming it, before any model call and any write.
         """
         self._check_open()
-        if isinstance(prompt, str) and not prompt.strip():
-            raise GMIError(
-                "prompt: the prompt is empty", GMIErrorCode.INVALID_ARGUMENT, {"option": "prompt"}
-            )
+        check_prompt(prompt)
         refuse_unknown_options(options, SEND_OPTIONS)
+        check_call_options(options)
         return StreamTextResult(_LockedRun(self, Message.user(prompt), options))
 
     async def _gmi_for_turn(self) -> GMI:
@@ -141,9 +146,18 @@ class GmiSession:
             self._usage.total = earlier + self._usage.total
             if self._on_usage is not None:
                 self._on_usage(earlier)
+        if self._history is None:
+            # Spec (Sessions): with history=False each turn runs on a GMI built for that turn, so
+            # nothing of an earlier turn (its history, trace, working memory) reaches this one.
+            await self._release_turn_gmi()
         if self._gmi is None:
             self._gmi = await self._build(self)  # a failed build is not kept
         return self._gmi
+
+    async def _release_turn_gmi(self) -> None:
+        gmi, self._gmi = self._gmi, None
+        if gmi is not None:
+            await gmi.shutdown()
 
     async def _turn_finished(
         self, output: GMIOutput | None, error: BaseException | None, usage: ModelUsage
@@ -154,6 +168,8 @@ class GmiSession:
         self._usage.total = self._usage.total + usage
         if self._on_usage is not None:
             self._on_usage(usage)
+        if self._history is None:
+            await self._release_turn_gmi()  # the turn's GMI is released with the turn
 
     # -- the store --------------------------------------------------------------------------
 
@@ -206,11 +222,22 @@ class GmiSession:
         """Stop a running turn, shut the session's GMI down; the session cannot be used again."""
         if self._closed:
             return
+        await self.release()
+        if self._on_closed is not None:
+            self._on_closed(self)
+
+    async def release(self) -> None:
+        """Let go of this handle without ending the session (`agent.close()`, DESIGN §5.16).
+
+        A running turn stops as `close()` stops it and the GMI is shut down, but a durable store
+        keeps the session open: the next `session(id)`, in this process or another, continues
+        it. The handle cannot be used again.
+        """
+        if self._closed:
+            return
         self._closed = True
         if self._gmi is not None:
             await self._gmi.shutdown()
-        if self._on_closed is not None:
-            self._on_closed(self)
 
     @property
     def closed(self) -> bool:
@@ -219,7 +246,10 @@ class GmiSession:
 
     @property
     def gmi(self) -> GMI | None:
-        """The session's GMI (its mood, events, trace), or ``None`` before its first turn."""
+        """The session's GMI (its mood, events, trace), or ``None`` before its first turn.
+
+        With ``history=False``, the running turn's GMI, and ``None`` between turns.
+        """
         return self._gmi
 
     def _check_open(self) -> None:

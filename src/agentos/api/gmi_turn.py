@@ -1,12 +1,17 @@
 """One session turn on a GMI, as an agent's ``send()`` / ``stream()`` reads it (spec: Sessions).
 
-`GmiTurnRun` is a `Run` (`agentos.api.stream_result`): it replaces the GMI's history with the
-session store's (no partial message is ever sent), writes the turn's input and each model step
-the turn finishes to the store as they come (tool calls, results and thinking blocks with
-them), and folds the GMI's chunks into the stream parts of `stream_text()`. The turn's messages
-land as one block when it ends. A turn that fails keeps the steps it finished, its last message
-marked partial; one that fails before any step finished keeps nothing. A consumer that stops
-reading stops the turn and aborts its model call; what it finished stays, marked partial.
+`GmiTurnRun` is a `Run` (`agentos.api.stream_result`): it takes the session's lease and reads
+the store (`SessionHistoryBuffer.start_turn`: one turn at a time per session across handles and
+processes, DESIGN.md §5.21), replaces the GMI's history with the store's (no partial message is
+ever sent), writes the turn's input, each model step the turn finishes and each tool result to
+the store as they come (a step's tool calls and thinking blocks with it; a result as soon as it
+is recorded, so a process killed mid-round leaves exactly the results it had, which the next
+opening completes as a stopped round would), and folds the GMI's chunks into the stream
+parts of `stream_text()`. The turn's messages land as one block when it ends. A turn that fails
+keeps the steps it finished, its last message marked partial; one that fails before any step
+finished keeps nothing. A consumer that stops reading stops the turn and aborts its model
+call; what it finished stays, marked partial, and the turn's usage counts the stopped step with
+an estimate (DESIGN §5.19).
 """
 
 from __future__ import annotations
@@ -79,7 +84,7 @@ class GmiTurnRun:
         self._session_id = session_id
         self._options = options
         self._metadata: dict[str, Any] = {"options": dict(options)}
-        if end_user_id:
+        if end_user_id and end_user_id.strip():  # a blank id is anonymous: none is sent
             self._metadata["end_user_id"] = end_user_id
         self._after = after
         self._structured = structured
@@ -133,13 +138,16 @@ class GmiTurnRun:
                 self._metadata["memory_provider_context"] = provided
         writer: TurnWriter | None = None
         if self._history is not None:
-            await self._history.load()
-            await gmi.replace_history(self._history.prompt_messages())
-            writer = self._history.begin_turn()
-            stored_input = self._input
-            if self._block_label is not None:
-                stored_input = _labelled(stored_input, self._block_label)
-            await writer.add([stored_input])
+            writer = await self._history.start_turn(name=self._session_id)
+            try:
+                await gmi.replace_history(self._history.prompt_messages())
+                stored_input = self._input
+                if self._block_label is not None:
+                    stored_input = _labelled(stored_input, self._block_label)
+                await writer.add([stored_input])
+            except BaseException:
+                await writer.discard()  # frees the session's lease
+                raise
         seen = {id(m) for m in gmi.history.messages()}
         input_seen = False
         turn_input = GMITurnInput(
@@ -160,6 +168,10 @@ class GmiTurnRun:
         token = CALL_BUDGET.set(self._budget) if self._budget is not None else None
         try:
             stream = gmi.process_turn_stream(turn_input)  # its task copies the budget context
+        except BaseException:
+            if writer is not None:
+                await writer.discard()  # nothing ran: the input goes, the lease is freed
+            raise
         finally:
             if token is not None:
                 CALL_BUDGET.reset(token)
@@ -215,6 +227,7 @@ class GmiTurnRun:
                     )
                     if self._steps:
                         self._steps[-1].tool_results.append(result)
+                    await flush()  # the result is in the GMI's history: store it now
                     yield ToolResultPart(result)
                 elif kind is GMIOutputChunkType.ERROR:
                     error = _turn_error(str(chunk.content), chunk.error_details or {})
@@ -241,6 +254,10 @@ class GmiTurnRun:
             if not finished:
                 with contextlib.suppress(Exception):
                     await stream.aclose()
+                if self._output is None:
+                    # Stopped by its consumer: the turn's own figure counts the step it stopped,
+                    # estimated (DESIGN §5.19), and steps whose chunks were not read yet.
+                    self._usage = stream.usage()
                 with contextlib.suppress(Exception):
                     await flush()
             if writer is not None:

@@ -3,8 +3,10 @@
 Iterate `text_stream` for the text or `full_stream` for typed parts (one of them, once); or
 just ``await`` `text`, `usage`, `finish_reason` or `result`, which run the stream to its end
 when nobody reads it. Stopping a stream early (``break``, ``aclose()``) aborts the model call;
-the awaitables then raise `GMIError` with code ``ABORTED``. A stream that was taken but is
-neither read to its end nor closed leaves the awaitables waiting: ``break`` closes an
+`text`, `finish_reason` and `result` then raise `GMIError` with code ``ABORTED``, while `usage`
+gives what the generation used: the provider bills the tokens it generated, so a step stopped
+mid-way counts with an estimate, marked ``estimated`` (DESIGN §5.19). A stream that was taken
+but is neither read to its end nor closed leaves the awaitables waiting: ``break`` closes an
 ``async for`` stream only once nothing else holds it, so call ``aclose()`` (or read it inside
 ``contextlib.aclosing``) when you keep a reference.
 """
@@ -51,6 +53,7 @@ class StreamTextResult:
         self._done: asyncio.Event | None = None
         self._result: GenerateTextResult | None = None
         self._error: BaseException | None = None
+        self._stopped_usage: ModelUsage | None = None
 
     @property
     def full_stream(self) -> AsyncGenerator[StreamPart, None]:
@@ -71,8 +74,20 @@ class StreamTextResult:
 
     @property
     def usage(self) -> Awaitable[ModelUsage]:
-        """The usage of every step, once the generation has finished."""
-        return self._after(lambda result: result.usage)
+        """The usage of every step, once the generation has finished.
+
+        After the stream was stopped early, what it used up to then, a step stopped mid-way
+        estimated (``usage.estimated``: DESIGN §5.19).
+        """
+        return self._usage()
+
+    async def _usage(self) -> ModelUsage:
+        try:
+            return await self._after(lambda result: result.usage)
+        except GMIError as error:
+            if self._stopped_usage is None or error is not self._error:
+                raise
+            return self._stopped_usage
 
     @property
     def finish_reason(self) -> Awaitable[FinishReason]:
@@ -111,6 +126,8 @@ class StreamTextResult:
                     "the stream was stopped before the generation finished",
                     GMIErrorCode.ABORTED,
                 )
+                # Read after the run was closed: it has settled the step it stopped.
+                self._stopped_usage = self._run.usage()
             self._done.set()
 
     async def _texts(self) -> AsyncGenerator[str, None]:

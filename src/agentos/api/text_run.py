@@ -93,6 +93,8 @@ class TextRun:
         self.hooks = hooks or StepHooks()
         self.steps: list[StepResult] = []
         self.failed_attempts: list[AttemptFailed] = []
+        self.left_early: ModelUsage | None = None
+        """What the step its reader left early is charged (DESIGN §5.19), else ``None``."""
 
     async def parts(self) -> AsyncIterator[StreamPart]:
         """Run the steps, yielding the stream's parts (without the closing `FinishPart`)."""
@@ -163,6 +165,10 @@ class TextRun:
             except Exception as exc:
                 failed = self.failed_attempts[-1].hop if self.failed_attempts else None
                 raise step_record.failure(exc, failed) from exc
+            except BaseException:
+                # The reader left early: the step costs what the gateway settled (DESIGN §5.19).
+                self.left_early = self.turn.left_early_usage
+                raise
             hop = self.turn.serving_hop
             assert hop is not None  # a step that completed was served by a hop
             calls = step_record.tool_calls
@@ -245,9 +251,12 @@ class TextRun:
         )
 
     def usage(self) -> ModelUsage:
-        """The usage so far: every finished step's, and what failed attempts were billed.
+        """The usage so far: finished steps, billed failed attempts, a step left early.
 
-        A step that reported no usage makes the total cost unknown.
+        A step its reader left early counts what it is charged, an estimate unless it had
+        finished (DESIGN §5.19). A step that reported no usage makes the total cost unknown.
         """
         billed = [f.usage for f in self.failed_attempts if f.usage is not None]
+        if self.left_early is not None:
+            billed.append(self.left_early)
         return ModelUsage.sum([*(step.usage or ModelUsage() for step in self.steps), *billed])

@@ -89,6 +89,8 @@ _PROVIDER_FAILURES = frozenset(
         GMIErrorCode.PROVIDER_ERROR,
         GMIErrorCode.RATE_LIMIT_EXCEEDED,
         GMIErrorCode.TIMEOUT,
+        # Another terminal's turn on the same --session: this one can try again after it.
+        GMIErrorCode.SESSION_BUSY,
     }
 )
 
@@ -168,8 +170,11 @@ def _read_line(err: Console) -> str | None:
 
 
 def _print_state(err: Console, state: TurnState) -> None:
-    """``--show-state``: the GMI's mood, then one line per sentiment event the turn raised."""
-    err.print(Text(f"[state] mood: {state.mood}"), soft_wrap=True, highlight=False)
+    """``--show-state``: the mood (and the metaprompt that set it), then the turn's events."""
+    mood = f"[state] mood: {state.mood}"
+    if state.mood_set_by:
+        mood += f" (set by metaprompt {', '.join(state.mood_set_by)})"
+    err.print(Text(mood), soft_wrap=True, highlight=False)
     for event in state.events:
         line = f"[state] event: {event.event_type.value} ({event.severity})"
         meta = event.metadata

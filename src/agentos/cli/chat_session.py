@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,13 +40,14 @@ from agentos.api.gmi_agent import GmiAgent, gmi
 from agentos.api.gmi_session import GmiSession
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.gmi.events import GMIEvent
+from agentos.gmi.trace import ReasoningEntryType, ReasoningTraceEntry
 from agentos.llm.embedding import Embedder
 from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, closing_stream
 from agentos.memory.config import CognitiveMemoryConfig, RetrievalOptions
 from agentos.memory.manager import CognitiveMemoryManager
+from agentos.memory.scope import SessionScopes
 from agentos.memory.scoring import ScoredTrace
 from agentos.memory.sqlite_store import SQLiteMemoryStore
-from agentos.memory.trace import MemoryScope
 from agentos.persona.builtins import BUILT_IN_PERSONAS, get_built_in_persona
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_store import SQLiteSessionStore
@@ -61,6 +62,7 @@ __all__ = [
     "TurnState",
     "agent_options",
     "load_persona",
+    "moods_set",
     "persona_model",
 ]
 
@@ -101,6 +103,11 @@ def check_settings(settings: ChatSettings) -> None:
         raise _invalid("temperature", f"must be from 0 to 2, got {temperature!r}")
     if not settings.session.strip():
         raise _invalid("session", "must not be empty")
+    for name in ("model", "provider", "persona", "base_url"):
+        value = getattr(settings, name)
+        if value is not None and not value.strip():
+            # An empty --model would silently pick the default model: refuse it instead.
+            raise _invalid(name, "must not be empty (leave the option out for the default)")
     if settings.user is not None and not settings.user.strip():
         raise _invalid("user", "must not be empty")
     if settings.recall is not None and settings.cognition != "full":
@@ -229,10 +236,37 @@ class SamplingModel:
 
 @dataclass(frozen=True, slots=True)
 class TurnState:
-    """The GMI after a turn: its mood and the sentiment events the turn raised."""
+    """The GMI after a turn: its mood, the metaprompts that set it, the events the turn raised.
+
+    ``mood_set_by`` names each metaprompt of the turn that applied a mood (its id), in order;
+    empty when none did.
+    """
 
     mood: str
     events: tuple[GMIEvent, ...]
+    mood_set_by: tuple[str, ...] = ()
+
+
+def moods_set(entries: Sequence[ReasoningTraceEntry]) -> list[tuple[str, str]]:
+    """``(metaprompt id, mood)`` for each metaprompt that applied a mood in the last turn.
+
+    ``entries`` is the GMI's reasoning trace (its last entries are enough); the last turn is
+    the one its last ``INTERACTION_START`` opened, and a metaprompt's changes are recorded under
+    that turn's id (`MetapromptExecutor`).
+    """
+    starts = [e for e in entries if e.type is ReasoningEntryType.INTERACTION_START]
+    if not starts:
+        return []
+    turn_id = starts[-1].turn_id
+    found: list[tuple[str, str]] = []
+    for entry in entries:
+        if entry.turn_id != turn_id or entry.type is not ReasoningEntryType.STATE_CHANGE:
+            continue
+        details = entry.details or {}
+        changes = details.get("changes") or {}
+        if "mood" in changes:
+            found.append((str(details.get("metaprompt_id")), str(changes["mood"])))
+    return found
 
 
 class ChatSession:
@@ -317,7 +351,8 @@ class ChatSession:
         await found.wait_for_metaprompts()  # a sentiment metaprompt may change the mood
         seen = {id(event) for event in before}
         raised = tuple(event for event in found.events.events() if id(event) not in seen)
-        return TurnState(found.mood.value, raised)
+        setters = tuple(metaprompt for metaprompt, _ in moods_set(found.trace.entries(last=50)))
+        return TurnState(found.mood.value, raised, setters)
 
     @property
     def memory_user(self) -> str:
@@ -328,16 +363,16 @@ class ChatSession:
         """The user's top memories for ``query``, through the memory's own retrieval.
 
         Reads the agent's durable memory store (the one its turns encode into) with the same
-        embedder, limited to the user's scope: what the user said in any of their sessions.
+        embedder, limited to the user's scope: what the user said in any of their sessions (or,
+        without ``--user``, this session's own scope: DESIGN.md §5.17).
         """
         if self._memory_store is None or self._embedder is None:
             raise _invalid("recall", "needs cognitive memory: add --cognition full")
         manager = CognitiveMemoryManager(
             CognitiveMemoryConfig(embedder=self._embedder, store=self._memory_store)
         )
-        options = RetrievalOptions(
-            top_k=top_k, scopes=[(MemoryScope.USER, self.memory_user)], neutral_mood=True
-        )
+        user_scope = SessionScopes.of(self.session.scope_id, self.settings.user).user
+        options = RetrievalOptions(top_k=top_k, scopes=[user_scope], neutral_mood=True)
         result = await manager.retrieve(query, options=options)
         return result.retrieved
 

@@ -56,6 +56,8 @@ class GMIErrorCode(StrEnum):
     GMI_CONTEXT_ERROR = "GMI_CONTEXT_ERROR"
     GMI_FEEDBACK_ERROR = "GMI_FEEDBACK_ERROR"
     GMI_SHUTDOWN_ERROR = "GMI_SHUTDOWN_ERROR"
+    SESSION_BUSY = "GMI_SESSION_BUSY"
+    """Ours (DESIGN.md §5.21): another process's turn held a durable session past the wait."""
 
     TOOL_ERROR = "TOOL_ERROR"
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
@@ -75,6 +77,7 @@ _HTTP_STATUS: dict[GMIErrorCode, int] = {
     GMIErrorCode.VALIDATION_ERROR: 400,
     GMIErrorCode.INVALID_ARGUMENT: 400,
     GMIErrorCode.INVALID_STATE: 409,
+    GMIErrorCode.SESSION_BUSY: 409,
     GMIErrorCode.PARSING_ERROR: 400,
     GMIErrorCode.MISSING_DATA: 400,
     GMIErrorCode.NOT_IMPLEMENTED: 501,

@@ -65,13 +65,25 @@ ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
 """One part of multimodal content."""
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A model's request to run a tool: ``{id, name, arguments}``."""
+    """A model's request to run a tool: ``{id, name, arguments}``.
+
+    ``unparsed_arguments`` holds the argument text a model sent that is not a JSON object
+    (``arguments`` is then empty): the call is the model's mistake, not the caller's, so the
+    tool orchestrator answers it with the spec's invalid-arguments error result ("Failed to
+    parse arguments ...") which the model sees, and its sibling calls still run.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    # Left out of the stored JSON when unset, so every well-formed call is stored as before.
+    unparsed_arguments: Annotated[str | None, Field(exclude_if=_is_none)] = None
 
 
 @dataclass(frozen=True, slots=True)

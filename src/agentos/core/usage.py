@@ -3,6 +3,10 @@
 A cost of ``None`` means *unknown* (a model without a price, a provider that did not say) and is
 never read as zero: adding an unknown cost to anything gives an unknown cost. `ModelUsage.zero()`
 is the identity of addition, with a known cost of 0.
+
+A usage marked ``estimated`` was not reported by the provider but estimated by agentos: a stream
+its reader left before the provider's usage report (DESIGN §5.19). A sum that holds an estimated
+usage is estimated too.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ class ModelUsage:
     """What one or more model calls consumed.
 
     ``total_tokens`` defaults to ``prompt_tokens + completion_tokens``; ``cost_usd`` is ``None``
-    when unknown. A negative token count (``total_tokens`` included) or a cost that is negative,
-    NaN or infinite is refused with a `ValueError` naming the field.
+    when unknown; ``estimated`` is true when the figures are agentos's estimate rather than the
+    provider's report (a stream left early, DESIGN §5.19). A negative token count
+    (``total_tokens`` included) or a cost that is negative, NaN or infinite is refused with a
+    `ValueError` naming the field.
     """
 
     prompt_tokens: int = 0
@@ -30,6 +36,7 @@ class ModelUsage:
     cost_usd: float | None = None
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    estimated: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -74,6 +81,7 @@ class ModelUsage:
             cost_usd=cost,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            estimated=self.estimated or other.estimated,
         )
 
     @classmethod

@@ -5,14 +5,18 @@ model call of a user turn, `assemble_context()` retrieves memories for the user'
 with emotional congruence to the GMI's PAD state, and writes the memory context (1,600 tokens by
 default). After a turn that ended without error, `sync_for_turn()` feeds the exchange to the
 observer and encodes it with the GMI's PAD state and mood: the user's message as an episodic
-``user_statement`` under the user id, the reply as a semantic ``agent_inference`` under the
-session's scope id.
+``user_statement`` under the session's user, the reply as a semantic ``agent_inference`` under
+the session's scope id.
 
-Scope: a session is opened with a ``scope_id`` (the session id, or a fresh one when the id is
-reopened after close) and, optionally, a ``user_id``; without one the user id is the scope id.
-Recall reads only ``(user, user_id)`` and ``(user, scope_id)``, so sessions of one user recall
-what that user said in each of them, and sessions without a user id recall nothing of each
-other's.
+Scope (DESIGN.md §5.17, `agentos.memory.scope.SessionScopes`): a session is opened with a
+``scope_id`` (the session id, or a fresh one when the id is reopened after close) and,
+optionally, a ``user_id``. Scopes are typed: the user's messages go to the user scope
+``(USER, user_id)`` or, without a user, to the session's own ``(THREAD, scope_id)``; the replies
+to ``(THREAD, scope_id)``; recall reads only those scopes. A user scope and a session scope never
+match, whatever their strings, so a session whose id equals someone's user id
+(``session("alice", user_id="mallory")``, or ``session("alice")`` with no user) neither recalls
+user alice's memories nor files anything where alice recalls it. Sessions of one user recall
+what that user said in each of them; sessions without a user recall nothing of each other's.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from agentos.gmi.collaborators import TurnExchange
 from agentos.gmi.mood import GMIMood, PADState
 from agentos.memory.config import RetrievalOptions
 from agentos.memory.manager import CognitiveMemoryManager
-from agentos.memory.trace import PAD, MemoryScope, MemoryType, SourceType
+from agentos.memory.scope import ScopeKey, SessionScopes
+from agentos.memory.trace import PAD, MemoryType, SourceType
 
 __all__ = ["CognitiveMemoryBridge", "memory_pad"]
 
@@ -47,21 +52,19 @@ class CognitiveMemoryBridge:
             raise ValueError("a memory bridge needs a scope_id")
         self.manager = manager
         self.scope_id = scope_id
-        self.user_id = user_id or scope_id
+        self.user_id = user_id or None
+        self.session_scopes = SessionScopes.of(scope_id, self.user_id)
         self.persona_id = persona_id
         self.domain = domain
 
     @property
-    def scopes(self) -> list[tuple[MemoryScope, str]]:
-        """The scopes this session recalls from."""
-        return list(
-            dict.fromkeys([(MemoryScope.USER, self.user_id), (MemoryScope.USER, self.scope_id)])
-        )
+    def scopes(self) -> list[ScopeKey]:
+        """The scopes this session recalls from (the user's, then the session's own)."""
+        return list(self.session_scopes.recall)
 
     def _tags(self, role: str) -> list[str]:
-        return list(
-            dict.fromkeys(t for t in (role, self.persona_id, self.user_id, self.domain) if t)
-        )
+        owner = self.user_id or self.scope_id
+        return list(dict.fromkeys(t for t in (role, self.persona_id, owner, self.domain) if t))
 
     async def assemble_context(
         self, query: str, *, mood: GMIMood, pad: PADState, token_budget: int
@@ -81,12 +84,14 @@ class CognitiveMemoryBridge:
         """Observe and encode a finished exchange (see the module doc)."""
         pad = memory_pad(exchange.pad)
         mood = exchange.mood.value
+        user, thread = self.session_scopes.user, self.session_scopes.thread
         if exchange.user_text:
             await self.manager.observe(
                 "user",
                 exchange.user_text,
                 pad=pad,
-                scope_id=self.user_id,
+                scope=user.kind,
+                scope_id=user.id,
                 recall_scopes=self.scopes,
             )
             await self.manager.encode(
@@ -94,7 +99,8 @@ class CognitiveMemoryBridge:
                 pad=pad,
                 gmi_mood=mood,
                 type=MemoryType.EPISODIC,
-                scope_id=self.user_id,
+                scope=user.kind,
+                scope_id=user.id,
                 source_type=SourceType.USER_STATEMENT,
                 tags=self._tags("user"),
             )
@@ -103,7 +109,8 @@ class CognitiveMemoryBridge:
                 "assistant",
                 exchange.response_text,
                 pad=pad,
-                scope_id=self.scope_id,
+                scope=thread.kind,
+                scope_id=thread.id,
                 recall_scopes=self.scopes,
             )
             await self.manager.encode(
@@ -111,7 +118,8 @@ class CognitiveMemoryBridge:
                 pad=pad,
                 gmi_mood=mood,
                 type=MemoryType.SEMANTIC,
-                scope_id=self.scope_id,
+                scope=thread.kind,
+                scope_id=thread.id,
                 source_type=SourceType.AGENT_INFERENCE,
                 tags=self._tags("assistant"),
             )

@@ -14,7 +14,8 @@ never waits either; `wait_idle()` waits for them and `aclose()` (the GMI's shutd
 The GMI's state is never touched, so no later turn is refused (the reference's REFLECTING state
 was: its trap §5.8). Each metaprompt renders its ``{{variable}}`` template, calls the persona's
 model (the metaprompt's ``model_id`` / ``provider_id``, else the persona's, else the serving model)
-once with temperature 0.3 and 512 output tokens unless it sets its own, asking for JSON; that call
+once with temperature 0.3 and 512 output tokens unless it sets its own, asking for JSON (on the
+local model at most `LOCAL_METAPROMPT_MAX_TOKENS`, held to a grammar: `_local_options`); that call
 is checked and recorded by the GMI's spend budget as ``gmi.metaprompt`` and counted in neither the
 turn's usage nor the usage ledger. Through a completion gateway it runs only on the provider and
 model that served the turn (spec: Metaprompts and utility calls). The reply may update the mood (a
@@ -30,6 +31,7 @@ import contextlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -41,9 +43,11 @@ from agentos.gmi.mood import GMIMood
 from agentos.gmi.sentiment_tracker import SENTIMENT_HISTORY_KEY
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.local_grammar import fitted_object_schema
 from agentos.llm.metering import MeteredModel
 from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, TextDelta, closing_stream
 from agentos.persona.definition import MetaPromptDefinition, PromptTemplate
+from agentos.persona.metaprompt_presets import without_answer_format
 
 if TYPE_CHECKING:
     from agentos.gmi.gmi import GMI
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_METAPROMPT_MAX_TOKENS",
     "DEFAULT_METAPROMPT_TEMPERATURE",
+    "LOCAL_METAPROMPT_MAX_TOKENS",
     "METAPROMPT_CALL",
     "MetapromptExecutor",
     "render_template",
@@ -62,6 +67,37 @@ METAPROMPT_CALL = "gmi.metaprompt"
 """The call name a spend budget sees for a metaprompt."""
 _EVIDENCE_CHARS = 4000
 _VARIABLE = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+LOCAL_METAPROMPT_MAX_TOKENS = 160
+"""The output cap of a metaprompt served by the local model (issue 11, item 13)."""
+_MOOD_KEY = "updatedGmiMood"
+
+
+def _local_options(
+    options: CompletionOptions, schema: Mapping[str, Any] | None
+) -> CompletionOptions:
+    """A metaprompt's options on the local model: a short answer that is always whole JSON.
+
+    A small CPU model writing 512 free tokens takes minutes and rarely closes its object. Here
+    the cap is `LOCAL_METAPROMPT_MAX_TOKENS` (or the metaprompt's own, if lower), and the
+    metaprompt's ``output_schema`` becomes a grammar (`fitted_object_schema`): its required
+    fields plus the mood, strings bounded so that every answer fits the cap. The grammar gives the
+    answer's shape, so no schema message is added to the prompt and a preset's own answer-format
+    lines are left out (`without_answer_format`). A schema that cannot be fitted leaves the
+    reply to the JSON-object grammar of ``json_mode`` and the template as it is.
+    """
+    max_tokens = min(options.max_tokens or LOCAL_METAPROMPT_MAX_TOKENS, LOCAL_METAPROMPT_MAX_TOKENS)
+    fitted = None
+    if schema is not None:
+        with contextlib.suppress(ValueError):
+            fitted = fitted_object_schema(schema, max_tokens=max_tokens, require=(_MOOD_KEY,))
+    return replace(
+        options,
+        max_tokens=max_tokens,
+        response_schema=fitted,
+        schema_prompt_given=fitted is not None,
+    )
 
 
 def render_template(template: str, variables: Mapping[str, str]) -> str:
@@ -219,6 +255,10 @@ class MetapromptExecutor:
             max_tokens=metaprompt.max_output_tokens or DEFAULT_METAPROMPT_MAX_TOKENS,
             json_mode=True,
         )
+        if model.provider_id == "local":
+            options = _local_options(options, metaprompt.output_schema)
+            if options.response_schema is not None:
+                text = without_answer_format(text)
         request = ModelRequest([Message.user(render_template(text, variables))], (), options)
         gmi._trace(
             ReasoningEntryType.SELF_REFLECTION_START,

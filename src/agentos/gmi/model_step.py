@@ -5,6 +5,8 @@ chunks to ``emit`` as it arrives: TEXT_DELTA and TOOL_CALL_REQUEST, then the chu
 USAGE_UPDATE. A failed attempt the provider billed becomes a USAGE_UPDATE marked
 ``attempt_failed`` with its hop, whether it failed before output (the gateway then moves on) or
 after it (the step fails); its usage is the one the error reports, else the step's last report.
+A step stopped early (the turn aborted or its consumer gone) is billed what the gateway settled
+for it, an estimate unless it had finished (DESIGN §5.19); no chunk is emitted for it then.
 `step_finished_payload()` describes a completed step for its STEP_FINISHED chunk.
 """
 
@@ -81,6 +83,10 @@ async def stream_model_step(
                     await emit(GMIOutputChunkType.USAGE_UPDATE, item.usage, usage=item.usage)
     except Exception as exc:
         raise step.failure(exc, failed_hop) from exc
+    except BaseException:
+        if gateway_turn.left_early_usage is not None:
+            billed.append(gateway_turn.left_early_usage)
+        raise
     return step
 
 

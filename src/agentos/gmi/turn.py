@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
+from agentos.core.tool_results import stopped_tool_result
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import (
     GMIOutput,
@@ -43,6 +44,7 @@ from agentos.llm.model import (
     ToolDefinition,
     place_schema_prompt,
 )
+from agentos.llm.resolve import prefixed_provider
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.orchestrator import skipped_by_hook, tool_error_result
 
@@ -76,6 +78,7 @@ class TurnRunner:
         """The provider's id for the last step's response (cache diagnostics compare with it)."""
         self.unannounced: list[ToolResult] = []
         """Results a stopped round recorded without their TOOL_RESULT chunk yet."""
+        stream.usage = self.usage  # a consumer that stops the turn reads what it used
 
     def chunk(
         self,
@@ -222,8 +225,10 @@ class TurnRunner:
         gateway = self.gmi._gateway
         assert gateway is not None
         model = self.options.get("preferred_model_id") or self.options.get("preferredModelId")
-        provider = self.persona.default_provider_id
         model = model or self.persona.default_model_id
+        # Spec: a model whose "provider:" prefix names a provider runs there, on its own
+        # credentials (DESIGN §5.20), whatever the persona's provider.
+        provider = prefixed_provider(model) or self.persona.default_provider_id
         hint = next(
             (m.text for m in reversed(self.gmi.history.messages()) if m.role.value == "user"), ""
         )
@@ -516,11 +521,7 @@ class TurnRunner:
         except asyncio.CancelledError:
             for call in calls:
                 if call.id not in done:
-                    stopped = tool_error_result(
-                        call,
-                        GMIErrorCode.ABORTED,
-                        f"Tool '{call.name}' was stopped: the turn ended.",
-                    )
+                    stopped = stopped_tool_result(call)
                     self._record(stopped)
                     self.unannounced.append(stopped)
             raise

@@ -1,17 +1,21 @@
 """A GMI turn's stream: its chunks, in order, and its output (DESIGN.md §5.12).
 
 The turn runs in a task of its own, so `GMI.shutdown()` can abort it while its consumer waits;
-the queue holds one chunk, so the turn never runs ahead of its consumer. Closing the stream early
-(``aclose()``, or leaving an ``async for`` with ``break``) stops the turn and its model call.
+the turn waits for its consumer to take each chunk and come back for the next, so it never runs
+ahead of its consumer and what the consumer does with a chunk (a session stores a finished step
+or a tool result) is done before the turn goes on: a process killed at any point has stored all
+the turn recorded (DESIGN.md §5.21). Closing the stream early (``aclose()``, or leaving an
+``async for`` with ``break``) stops the turn and its model call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
+from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import GMIOutput, GMIOutputChunk
 from agentos.gmi.turn_input import GMITurnInput
 
@@ -32,9 +36,15 @@ class GMITurnStream:
         self._output: asyncio.Future[GMIOutput] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(gmi._run_turn(turn_input, self))
         self._finished = False
+        self._held = False  # a chunk handed out whose consumer has not come back for the next
+        self.usage: Callable[[], ModelUsage] = ModelUsage.zero
+        """The turn's usage so far (the turn sets it when it starts): its finished steps, billed
+        failed attempts and a step stopped early (estimated, DESIGN §5.19). After `aclose()`,
+        what the stopped turn used."""
 
     async def _emit(self, chunk: GMIOutputChunk) -> None:
         await self._queue.put(chunk)
+        await self._queue.join()  # until the consumer is done with it (see the module doc)
 
     def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
         return self._chunks()
@@ -47,7 +57,9 @@ class GMITurnStream:
                     self._finished = True
                     break
                 assert isinstance(item, GMIOutputChunk)
+                self._held = True
                 yield item
+                self._let_go()
         finally:
             if not self._finished:
                 await self.aclose()
@@ -55,12 +67,22 @@ class GMITurnStream:
 
     async def finish(self, marker: GMIOutputChunk, output: GMIOutput) -> None:
         """End the stream: the FINAL_RESPONSE_MARKER chunk, then the output (the GMI calls it)."""
-        await self._emit(marker)
+        # Not waited for: the turn has nothing left to do, and a consumer that leaves its loop at
+        # the marker must still find the output.
+        await self._queue.put(marker)
         self._output.set_result(output)
         await self._queue.put(_DONE)
 
+    def _let_go(self) -> None:
+        if self._held:
+            self._held = False
+            self._queue.task_done()
+
     async def output(self) -> GMIOutput:
         """The turn's output; reads (and drops) any chunks not yet read."""
+        # A consumer that left its loop (``break`` after the final marker, say) is done with the
+        # chunk it held: the turn may go on.
+        self._let_go()
         if not self._finished:
             async for _ in self:
                 pass

@@ -4,8 +4,9 @@ One name for the budget's parts, each in its own module:
 
 - `agentos.llm.spend_call`: `SpendCall`, a call about to be sent as a budget prices it, and
   `DEFAULT_OUTPUT_CAP`;
-- `agentos.llm.spend_budget`: `SpendBudget` (caps, parents, checks and charges) and
-  `BudgetLike`, what a gateway, a wrapper or a GMI needs of a budget;
+- `agentos.llm.spend_budget`: `SpendBudget` (caps, parents, checks, reservations and charges),
+  `Reservation`, a call's worst case held until it settles (DESIGN §5.18), and `BudgetLike`,
+  what a gateway, a wrapper or a GMI needs of a budget;
 - `agentos.llm.joint_budget`: `JointBudget`, a call held to several budgets at once;
 - `agentos.llm.budget_errors`: the refusals (`SpendLimitError`, `CostCapExceededError`,
   `UnpricedModelError`) and the `SpendLimitInfo` an ``on_limit_reached`` function receives.
@@ -22,7 +23,7 @@ from agentos.llm.budget_errors import (
     UnpricedModelError,
 )
 from agentos.llm.joint_budget import JointBudget
-from agentos.llm.spend_budget import BudgetLike, SpendBudget
+from agentos.llm.spend_budget import BudgetLike, Reservation, SpendBudget
 from agentos.llm.spend_call import DEFAULT_OUTPUT_CAP, SpendCall
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "CostCapExceededError",
     "JointBudget",
     "LimitCallback",
+    "Reservation",
     "SpendBudget",
     "SpendCall",
     "SpendCap",

@@ -35,6 +35,8 @@ class SpendLimitInfo:
     ``max_total_tokens``), ``spent`` being what the refusing budget had spent before the call;
     ``requested`` is the call's worst case in that unit (``None`` when ``unpriced``: the model
     has no price under a cost cap). ``call``, ``provider_id`` and ``model_id`` name the call.
+    ``reserved`` is what calls in flight held on the refusing budget, in the cap's unit (their
+    worst cases: DESIGN §5.18); 0 when none was running.
     """
 
     cap: SpendCap
@@ -46,6 +48,7 @@ class SpendLimitInfo:
     model_id: str
     budget_id: str | None = None
     unpriced: bool = False
+    reserved: float = 0
 
 
 LimitCallback = Callable[[SpendLimitInfo], object]
@@ -70,6 +73,7 @@ class SpendLimitError(GMIError):
             "provider_id": info.provider_id,
             "model_id": info.model_id,
             "budget_id": info.budget_id,
+            "reserved": info.reserved,
         }
         super().__init__(
             message,

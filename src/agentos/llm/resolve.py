@@ -27,8 +27,11 @@ together                ``meta-llama/Llama-3.3-70B-Instruct-Turbo``
 mistral                 ``mistral-small-latest``
 xai                     ``grok-4.5``
 ollama                  ``llama3.2``
-local                   ``smollm2-135m-instruct``
+local                   ``smollm2-135m-instruct``, or the GGUF file ``AGENTOS_LOCAL_MODEL`` names
 ======================  ======================================================================
+
+``provider="local"`` also serves any GGUF file: ``model="local:/path/model.gguf"`` (a missing
+file is refused naming the path and the ``model`` option).
 
 Endpoints: OpenAI's SDK default; OpenRouter, Groq, Together AI, xAI and Mistral at their
 OpenAI-compatible URLs; Ollama at ``OLLAMA_BASE_URL`` (``http://localhost:11434`` when unset)
@@ -44,13 +47,14 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.llm.local import DEFAULT_LOCAL_MODEL, LocalModel, local_model_available
+from agentos.llm.local import DEFAULT_LOCAL_MODEL, LocalModel, gguf_file, local_model_available
 from agentos.llm.model import ChatModel
 
 __all__ = [
     "KNOWN_PROVIDERS",
     "ProviderInfo",
     "get_default_provider",
+    "prefixed_provider",
     "register_provider",
     "resolve_model",
     "set_default_provider",
@@ -169,7 +173,7 @@ def _local(model_id: str | None, api_key: str | None, base_url: str | None) -> C
             {"option": "provider", "provider": "local", "extra": "local"},
         )
     if model_id and model_id.endswith(".gguf"):
-        return LocalModel(model_id.rsplit("/", 1)[-1].removesuffix(".gguf"), model_path=model_id)
+        return LocalModel(model_path=gguf_file(model_id, "model"))
     if model_id and model_id != DEFAULT_LOCAL_MODEL:
         raise GMIError(
             f"The local provider serves {DEFAULT_LOCAL_MODEL!r} or a path to a .gguf file, "
@@ -261,6 +265,14 @@ def get_default_provider() -> str | None:
     return _default_provider
 
 
+def prefixed_provider(model: str | None) -> str | None:
+    """The known provider a ``"provider:model"`` string names before its colon, else ``None``."""
+    if not model or ":" not in model:
+        return None
+    prefix = model.partition(":")[0]
+    return prefix if prefix in KNOWN_PROVIDERS else None
+
+
 def split_model_string(provider: str | None, model: str | None) -> tuple[str | None, str | None]:
     """``(provider, model_id)`` as a provider and model string name them (DESIGN.md §5.13).
 
@@ -269,16 +281,15 @@ def split_model_string(provider: str | None, model: str | None) -> tuple[str | N
     is left as it is.
     """
     model_id = model
-    if model_id and ":" in model_id:
-        prefix, _, rest = model_id.partition(":")
-        if prefix in KNOWN_PROVIDERS:
-            if provider is not None and provider != prefix:
-                raise GMIError(
-                    f"model {model_id!r} names provider {prefix!r} but provider={provider!r}",
-                    GMIErrorCode.INVALID_ARGUMENT,
-                    {"option": "model"},
-                )
-            provider, model_id = prefix, rest
+    prefix = prefixed_provider(model_id)
+    if model_id and prefix is not None:
+        if provider is not None and provider != prefix:
+            raise GMIError(
+                f"model {model_id!r} names provider {prefix!r} but provider={provider!r}",
+                GMIErrorCode.INVALID_ARGUMENT,
+                {"option": "model"},
+            )
+        provider, model_id = prefix, model_id.partition(":")[2]
     if provider is None and model_id and "/" in model_id:
         prefix, _, rest = model_id.partition("/")
         if prefix in KNOWN_PROVIDERS:

@@ -1,15 +1,23 @@
 """`SpendBudget`: caps on what a run of model calls may cost (spec: Spend budget).
 
 A `SpendBudget` caps cost (``max_cost_usd``), tokens (``max_total_tokens``) or both. Before a
-call is sent, `SpendBudget.check` prices its worst case (the tokens spent so far, plus the
-call's prompt estimate, plus the output cap the call sends, priced by the model catalog: see
-`SpendCall`) and refuses the call when that would go over a cap: `CostCapExceededError`, or
-`UnpricedModelError` when a cost cap is set and the catalog has no price for the model. After
-the call, `SpendBudget.record` charges what it really used; `record_external_cost` charges
-spending made elsewhere (spec: ``session.recordExternalCost()``). The spec checks each
-completion call of a turn (a fallback hop's at the output cap that hop sends) and each
-metaprompt call, and records each finished step, each billed failed attempt and each
-metaprompt call.
+call is sent, the budget prices its worst case (the call's prompt estimate plus the output cap
+the call sends, priced by the model catalog: see `SpendCall`) and refuses the call when that,
+on top of what is spent and what calls in flight hold, would go over a cap:
+`CostCapExceededError`, or `UnpricedModelError` when a cost cap is set and the catalog has no
+price for the model. The spec checks each completion call of a turn (a fallback hop's at the
+output cap that hop sends) and each metaprompt call, and records each finished step, each
+billed failed attempt and each metaprompt call.
+
+**A budget reserves** (DESIGN §5.18). `SpendBudget.reserve` checks a call and, when it admits
+it, holds the call's worst case on every budget the call draws on until the call settles: a
+`Reservation`, whose `Reservation.settle` charges what the call really used (the billed
+amount, or the estimate of a stream left early: DESIGN §5.19) and releases the hold, and whose
+`Reservation.release` releases it without a charge (a call that failed unbilled). Calls running
+at once therefore never pass a cap together: each is admitted only if its worst case fits
+beside the worst cases of those in flight. `SpendBudget.check` refuses as `reserve` does but
+holds nothing; `SpendBudget.record` charges a call that was not reserved;
+`record_external_cost` charges spending made elsewhere (spec: ``session.recordExternalCost()``).
 
 **Budgets draw on budgets.** A budget made with ``parent=`` (one budget or several) checks each
 call against itself and every ancestor and charges all of them. A charge walks the *union* of
@@ -25,10 +33,10 @@ charged through: a `SpendBudget` from itself, a `JointBudget` from each budget i
 decimal form, so sums are exact and do not depend on order (0.1 + 0.2 spends exactly 0.3), and
 a call recorded with exactly the usage it was checked at can never take a budget over its cap.
 
-**Concurrency.** Every method is synchronous and never awaits, so on one event loop a check or a
-charge is atomic; a process-wide lock makes them atomic across threads too. As the spec says,
-a check reads what has been *recorded*: calls checked while others are in flight may together
-go over a cap by at most the worst case of those in flight (a check does not reserve).
+**Concurrency.** Every method is synchronous and never awaits, so on one event loop a check, a
+reservation or a charge is atomic; a process-wide lock makes them atomic across threads too.
+A call recorded with at most the worst case it was reserved at can never take a budget over its
+cap, however many calls run at once.
 """
 
 from __future__ import annotations
@@ -55,11 +63,13 @@ from agentos.llm.spend_call import SpendCall, check_token_count
 
 __all__ = [
     "BudgetLike",
+    "Reservation",
     "SpendBudget",
     "check_on",
     "lineage_of",
     "record_external_on",
     "record_on",
+    "reserve_on",
 ]
 
 # The logger of `agentos.llm.budget`, where budgets lived before the split: logging set up for
@@ -89,6 +99,10 @@ class BudgetLike(Protocol):
 
     def check(self, call: SpendCall) -> None:
         """Refuse ``call`` (raise `SpendLimitError`) if it could go over a cap."""
+        ...
+
+    def reserve(self, call: SpendCall) -> Reservation:
+        """Refuse ``call`` as `check` does, or admit it and hold its worst case until it settles."""
         ...
 
     def record(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
@@ -143,6 +157,9 @@ class SpendBudget:
         self._spent_pico = 0
         self._spent_tokens = 0
         self._unpriced_calls = 0
+        # What the reservations of calls in flight hold (DESIGN §5.18).
+        self._reserved_pico = 0
+        self._reserved_tokens = 0
 
     # -- figures -------------------------------------------------------------------------------
 
@@ -175,18 +192,34 @@ class SpendBudget:
         return self._unpriced_calls
 
     @property
+    def reserved_usd(self) -> float:
+        """The worst-case cost the calls in flight hold (DESIGN §5.18); 0 when none runs."""
+        return _usd(self._reserved_pico)
+
+    @property
+    def reserved_tokens(self) -> int:
+        """The worst-case tokens the calls in flight hold (DESIGN §5.18); 0 when none runs."""
+        return self._reserved_tokens
+
+    @property
     def remaining_usd(self) -> float | None:
-        """What the cost cap still allows (0 at or over it), or ``None`` without a finite cap."""
+        """What the cost cap still allows beside what is spent and reserved (0 at or over it).
+
+        ``None`` without a finite cap.
+        """
         if self._cost_limit is None:
             return None
-        return _usd(max(0, self._cost_limit - self._spent_pico))
+        return _usd(max(0, self._cost_limit - self._spent_pico - self._reserved_pico))
 
     @property
     def remaining_tokens(self) -> float | None:
-        """What the token cap still allows (0 at or over it), or ``None`` without a finite cap."""
+        """What the token cap still allows beside what is spent and reserved (0 at or over it).
+
+        ``None`` without a finite cap.
+        """
         if self._token_limit is None:
             return None
-        return max(0, self._token_limit - self._spent_tokens)
+        return max(0, self._token_limit - self._spent_tokens - self._reserved_tokens)
 
     def lineage(self) -> tuple[SpendBudget, ...]:
         """Itself, then every budget it draws on (nearest first), each once."""
@@ -198,15 +231,26 @@ class SpendBudget:
         """Refuse ``call`` if its worst case could take this budget or an ancestor over a cap.
 
         The worst case is the call's prompt estimate plus its output cap
-        (`SpendCall.output_cap`), priced by the model catalog. Budgets are checked in
+        (`SpendCall.output_cap`), priced by the model catalog; it must fit beside what each
+        budget has spent and what the calls in flight have reserved. Budgets are checked in
         `lineage` order, and within one budget the cost cap before the token cap; the first
         refusal raises `UnpricedModelError` (a cost cap and no price for the model) or
         `CostCapExceededError`. Before it is raised, ``on_limit_reached`` runs for the refusing
         budget, then for each budget between it and this one, then for this one (spec: a
         refusal by a budget's parent runs that budget's function), each at most once; an
         exception from a callback is logged and does not replace the refusal.
+        A check holds nothing: a call that is about to be sent is `reserve`d instead.
         """
         check_on((self,), call)
+
+    def reserve(self, call: SpendCall) -> Reservation:
+        """Check ``call`` as `check` does and, when it fits, hold its worst case (DESIGN §5.18).
+
+        The hold is on this budget and every ancestor (each once) until the returned
+        `Reservation` is settled with the call's usage or released; meanwhile every check on
+        those budgets counts it as spent. A refusal raises as `check` does and holds nothing.
+        """
+        return reserve_on((self,), call)
 
     def record(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
         """Charge a call's usage to this budget and every ancestor, each once.
@@ -249,25 +293,39 @@ class SpendBudget:
                     "use a priced model or set only max_total_tokens",
                     info,
                 )
-            if self._spent_pico + worst_pico > self._cost_limit:
-                info = self._info(call, "max_cost_usd", self.spent_usd, _usd(worst_pico))
+            if self._spent_pico + self._reserved_pico + worst_pico > self._cost_limit:
+                reserved = self.reserved_usd
+                info = self._info(call, "max_cost_usd", self.spent_usd, _usd(worst_pico), reserved)
+                held = f" and {_money(reserved)} reserved by calls in flight" if reserved else ""
                 return CostCapExceededError(
                     f"{self._name()} refused {call.call} on {call.provider_id}:{call.model_id}: "
                     f"its worst case of {_money(_usd(worst_pico))} ({worst.prompt_tokens:,} "
                     f"prompt + {worst.completion_tokens:,} output tokens) on top of "
-                    f"{_money(self.spent_usd)} spent would exceed the max_cost_usd of "
+                    f"{_money(self.spent_usd)} spent{held} would exceed the max_cost_usd of "
                     f"{_money(self._max_cost_usd)}",
                     info,
                 )
         if self._token_limit is not None:
             assert self._max_total_tokens is not None
-            if self._spent_tokens + worst.total_tokens > self._token_limit:
-                info = self._info(call, "max_total_tokens", self._spent_tokens, worst.total_tokens)
+            reserved_tokens = self._reserved_tokens
+            if self._spent_tokens + reserved_tokens + worst.total_tokens > self._token_limit:
+                info = self._info(
+                    call,
+                    "max_total_tokens",
+                    self._spent_tokens,
+                    worst.total_tokens,
+                    reserved_tokens,
+                )
+                held = (
+                    f" and {reserved_tokens:,} reserved by calls in flight"
+                    if reserved_tokens
+                    else ""
+                )
                 return CostCapExceededError(
                     f"{self._name()} refused {call.call} on {call.provider_id}:{call.model_id}: "
                     f"its worst case of {worst.total_tokens:,} tokens ({worst.prompt_tokens:,} "
                     f"prompt + {worst.completion_tokens:,} output) on top of "
-                    f"{self._spent_tokens:,} spent would exceed the max_total_tokens of "
+                    f"{self._spent_tokens:,} spent{held} would exceed the max_total_tokens of "
                     f"{_count(self._max_total_tokens)}",
                     info,
                 )
@@ -279,6 +337,7 @@ class SpendBudget:
         cap: SpendCap,
         spent: float,
         requested: float | None,
+        reserved: float = 0,
         *,
         unpriced: bool = False,
     ) -> SpendLimitInfo:
@@ -294,6 +353,7 @@ class SpendBudget:
             model_id=call.model_id,
             budget_id=self.budget_id,
             unpriced=unpriced,
+            reserved=reserved,
         )
 
     def _name(self) -> str:
@@ -305,6 +365,74 @@ class SpendBudget:
             self._unpriced_calls += 1
         else:
             self._spent_pico += pico
+
+    def _hold(self, tokens: int, pico: int) -> None:
+        """Add (or, negative, release) a reservation's hold. Hold `_LOCK`."""
+        self._reserved_tokens += tokens
+        self._reserved_pico += pico
+
+
+class Reservation:
+    """A call's worst case, held on the budgets it draws on until it settles (DESIGN §5.18).
+
+    Made by `SpendBudget.reserve` / `JointBudget.reserve` when they admit a call. End it once:
+    `settle` with what the call used (its billed usage, or the estimate of a stream left early,
+    DESIGN §5.19), or `release` when nothing was billed. After either, `release` does nothing and
+    `settle` raises `RuntimeError` (a call is charged once).
+    """
+
+    __slots__ = ("_budgets", "_held", "_pico", "_tokens")
+
+    def __init__(self, budgets: tuple[SpendBudget, ...], tokens: int, pico: int) -> None:
+        self._budgets = budgets
+        self._tokens = tokens
+        self._pico = pico
+        self._held = True
+
+    @property
+    def held(self) -> bool:
+        """Whether the worst case is still held (neither settled nor released)."""
+        return self._held
+
+    @property
+    def tokens(self) -> int:
+        """The worst-case tokens held on each budget."""
+        return self._tokens
+
+    @property
+    def cost_usd(self) -> float:
+        """The worst-case cost held on each budget (0 when the model has no price)."""
+        return _usd(self._pico)
+
+    def settle(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
+        """Release the hold and charge ``usage`` in one step; return the usage priced.
+
+        Charged as `SpendBudget.record` charges it, to the same budgets the call was held on.
+        """
+        if not isinstance(usage, ModelUsage):
+            raise TypeError(f"a budget records a ModelUsage, not {type(usage).__name__}")
+        priced, pico = _priced(usage, provider_id, model_id)
+        with _LOCK:
+            if not self._held:
+                raise RuntimeError("this reservation has already been settled or released")
+            self._held = False
+            for budget in self._budgets:
+                budget._hold(-self._tokens, -self._pico)
+                budget._charge(priced.total_tokens, pico)
+        return priced
+
+    def release(self) -> None:
+        """Release the hold without a charge (a call that failed unbilled); once."""
+        with _LOCK:
+            if not self._held:
+                return
+            self._held = False
+            for budget in self._budgets:
+                budget._hold(-self._tokens, -self._pico)
+
+    def __repr__(self) -> str:
+        state = "held" if self._held else "ended"
+        return f"<Reservation {state}: {self._tokens} tokens, ${self.cost_usd}>"
 
 
 # --- the walk: the budgets a call starts from, and every ancestor once -----------------------
@@ -327,6 +455,20 @@ def check_on(roots: tuple[SpendBudget, ...], call: SpendCall) -> None:
 
     ``roots[0]`` is the primary: its ``on_limit_reached`` runs on any refusal.
     """
+    _admit(roots, call, hold=False)
+
+
+def reserve_on(roots: tuple[SpendBudget, ...], call: SpendCall) -> Reservation:
+    """Check ``call`` as `check_on` does and hold its worst case on every budget reached, once.
+
+    The check and the hold are one atomic step (`SpendBudget.reserve`).
+    """
+    reservation = _admit(roots, call, hold=True)
+    assert reservation is not None
+    return reservation
+
+
+def _admit(roots: tuple[SpendBudget, ...], call: SpendCall, *, hold: bool) -> Reservation | None:
     if not isinstance(call, SpendCall):
         raise TypeError(f"a budget checks a SpendCall, not {type(call).__name__}")
     worst = call.worst_case
@@ -339,7 +481,13 @@ def check_on(roots: tuple[SpendBudget, ...], call: SpendCall) -> None:
             if refusal is not None:
                 break
         else:
-            return
+            if not hold:
+                return None
+            # An unpriced call is admitted only where no budget caps cost: it holds its tokens.
+            pico = worst_pico or 0
+            for budget in lineage:
+                budget._hold(worst.total_tokens, pico)
+            return Reservation(lineage, worst.total_tokens, pico)
     _notify(roots[0], lineage, budget, refusal.info)
     raise refusal
 
@@ -371,12 +519,17 @@ def record_on(
     """Charge a call's usage to the roots and every ancestor, each once; return it priced."""
     if not isinstance(usage, ModelUsage):
         raise TypeError(f"a budget records a ModelUsage, not {type(usage).__name__}")
-    priced = catalog.priced(provider_id, model_id, usage)
-    pico = None if priced.cost_usd is None else _pico(priced.cost_usd)
+    priced, pico = _priced(usage, provider_id, model_id)
     with _LOCK:
         for budget in lineage_of(roots):
             budget._charge(priced.total_tokens, pico)
     return priced
+
+
+def _priced(usage: ModelUsage, provider_id: str, model_id: str) -> tuple[ModelUsage, int | None]:
+    """``usage`` priced by the catalog, and its cost in picodollars (``None``: unknown)."""
+    priced = catalog.priced(provider_id, model_id, usage)
+    return priced, None if priced.cost_usd is None else _pico(priced.cost_usd)
 
 
 def record_external_on(roots: tuple[SpendBudget, ...], cost_usd: float, tokens: int) -> None:

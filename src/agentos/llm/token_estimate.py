@@ -13,12 +13,22 @@ import math
 from agentos.core.messages import Message
 from agentos.llm.model import ModelRequest
 
-__all__ = ["estimate_prompt_tokens", "estimate_tokens", "message_text_for_estimate"]
+__all__ = [
+    "estimate_prompt_tokens",
+    "estimate_tokens",
+    "estimate_tokens_for_chars",
+    "message_text_for_estimate",
+]
 
 
 def estimate_tokens(text: str) -> int:
     """Characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
+    return estimate_tokens_for_chars(len(text))
+
+
+def estimate_tokens_for_chars(chars: int) -> int:
+    """`estimate_tokens` of a text of ``chars`` characters, for a count kept as text streams."""
+    return math.ceil(chars / 4)
 
 
 def message_text_for_estimate(message: Message) -> str:

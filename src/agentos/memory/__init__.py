@@ -10,6 +10,7 @@ from agentos.memory.consolidation import ConsolidationConfig
 from agentos.memory.in_memory_store import InMemoryMemoryStore
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.retrieval import RetrievalResult
+from agentos.memory.scope import ScopeKey, SessionScopes
 from agentos.memory.sqlite_store import SQLiteMemoryStore
 from agentos.memory.store import MemoryStore
 from agentos.memory.trace import PAD, MemoryScope, MemoryTrace, MemoryType
@@ -28,4 +29,6 @@ __all__ = [
     "RetrievalPolicy",
     "RetrievalResult",
     "SQLiteMemoryStore",
+    "ScopeKey",
+    "SessionScopes",
 ]

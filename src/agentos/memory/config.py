@@ -26,6 +26,7 @@ from agentos.memory.invoker import ModelInvoker
 from agentos.memory.mechanisms import MechanismsConfig
 from agentos.memory.observer import ObserverConfig
 from agentos.memory.reflector import ReflectorConfig
+from agentos.memory.scope import check_scopes
 from agentos.memory.scoring import DEFAULT_SCORING_WEIGHTS, ScoringWeights
 from agentos.memory.store import MemoryStore
 from agentos.memory.trace import MemoryScope, MemoryType
@@ -56,10 +57,13 @@ class RetrievalPolicy:
 class RetrievalOptions:
     """One retrieval.
 
-    ``scopes`` limits recall to ``(scope, scope_id)`` pairs (``None``: every scope); ``types``,
-    ``tags`` (any of), ``min_confidence`` and ``time_range`` (created from, to; seconds) filter
-    further. ``neutral_mood`` leaves the mood out of the score. ``hyde`` True or False overrides
-    the policy. ``scoring_weights`` merges over the manager's weights.
+    ``scopes`` limits recall to ``(kind, id)`` pairs (`agentos.memory.scope.ScopeKey`; ``None``:
+    every scope): a kind and an id together, so a user's scope and a session's never match each
+    other whatever their ids (DESIGN.md §5.17); anything else is a `GMIError` naming
+    ``scopes``. ``types``, ``tags`` (any of), ``min_confidence`` and ``time_range`` (created
+    from, to; seconds) filter further. ``neutral_mood`` leaves the mood out of the score.
+    ``hyde`` True or False overrides the policy. ``scoring_weights`` merges over the manager's
+    weights.
     """
 
     top_k: int = DEFAULT_TOP_K
@@ -76,6 +80,8 @@ class RetrievalOptions:
     def __post_init__(self) -> None:
         if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
             raise ValueError(f"top_k must be a positive integer, got {self.top_k!r}")
+        if self.scopes is not None:
+            object.__setattr__(self, "scopes", check_scopes(self.scopes))
 
 
 @dataclass(slots=True, kw_only=True)

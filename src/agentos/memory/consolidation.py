@@ -8,10 +8,10 @@ sessions filed, §5 trap 11):
    leave the graph;
 2. **co-activation replay** over the traces created within ``replay_window``: traces sharing an
    entity get a SHARED_ENTITY edge (0.5), traces created less than ``temporal_gap`` apart a
-   TEMPORAL_SEQUENCE edge (0.3). Only traces of one ``(scope, scope_id)`` are linked: retrieval
-   filters by scope, but a link across users would let spreading activation carry one user's
-   memory toward another's. (The cost: a user's message, filed under the user id, and the reply,
-   filed under the session's scope id, are not linked by replay.);
+   TEMPORAL_SEQUENCE edge (0.3). Only traces of one scope, kind and id alike (DESIGN.md
+   §5.17), are linked: retrieval filters by scope, but a link across users would let spreading
+   activation carry one user's memory toward another's. (The cost: a user's message, filed in
+   the user's scope, and the reply, filed in the session's, are not linked by replay.);
 3. **schema integration**: the graph's clusters (CONTRADICTS edges left out) of at least
    ``min_cluster_size`` traces of one scope give the mechanisms engine its cluster centroids
    (schema encoding) with no model at all; with an invoker and an ``embed`` function, a cluster

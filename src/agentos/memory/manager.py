@@ -16,6 +16,8 @@
 
 Every call of one manager may come from a different session: recall reads only the scopes a
 call names, and the observer keeps one buffer per scope, so no session hears another's notes.
+A scope is a kind and an id (`agentos.memory.scope`, DESIGN.md §5.17): ``(USER, "ada")`` and
+``(THREAD, "ada")`` are different scopes, and `RetrievalOptions` refuses an id without its kind.
 """
 
 from __future__ import annotations
@@ -56,9 +58,10 @@ from agentos.memory.trace import (
 )
 from agentos.nlp import lexicon_sentiment
 
-__all__ = ["CONTRADICTION_SIMILARITY", "CognitiveMemoryManager", "ScopeKey"]
+__all__ = ["CONTRADICTION_SIMILARITY", "CognitiveMemoryManager"]
 
-ScopeKey = tuple[tuple[MemoryScope, str], ...]
+# The scopes one prompt recalls from: its observer's buffer, notes and reminders are kept per key.
+_RecallKey = tuple[tuple[MemoryScope, str], ...]
 CONTRADICTION_SIMILARITY = 0.6
 """The calibrated similarity above which a contradicting text is linked to a memory."""
 _ASSOCIATION_SEEDS = 3
@@ -108,9 +111,9 @@ class CognitiveMemoryManager:
             decay=config.decay,
         )
         self._loop: ConsolidationLoop | None = None
-        self._observers: dict[ScopeKey, tuple[MemoryObserver, MemoryReflector]] = {}
-        self._prospective: dict[ScopeKey, list[ProspectiveItem]] = {}
-        self._notes: dict[ScopeKey, list[str]] = {}
+        self._observers: dict[_RecallKey, tuple[MemoryObserver, MemoryReflector]] = {}
+        self._prospective: dict[_RecallKey, list[ProspectiveItem]] = {}
+        self._notes: dict[_RecallKey, list[str]] = {}
         self._loaded = False
         self._closed = False
 
@@ -322,7 +325,7 @@ class CognitiveMemoryManager:
         if invoker is None or not content.strip():
             return []
         scope_id = scope_id or self.config.agent_id
-        key: ScopeKey = tuple(recall_scopes or [(scope, scope_id)])
+        key: _RecallKey = tuple(recall_scopes or [(scope, scope_id)])
         now = self.clock.timestamp()
         if key not in self._observers:
             self._observers[key] = (
@@ -380,5 +383,5 @@ class CognitiveMemoryManager:
         }
 
 
-def _scope_key(options: RetrievalOptions) -> ScopeKey:
+def _scope_key(options: RetrievalOptions) -> _RecallKey:
     return tuple(options.scopes or ())

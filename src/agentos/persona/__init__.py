@@ -47,6 +47,7 @@ from agentos.persona.metaprompt_presets import (
     merge_metaprompt_presets,
     template_variables,
     with_metaprompt_presets,
+    without_answer_format,
 )
 from agentos.persona.overlays import (
     OverlayContext,
@@ -125,4 +126,5 @@ __all__ = [
     "validate_persona",
     "validate_personas",
     "with_metaprompt_presets",
+    "without_answer_format",
 ]

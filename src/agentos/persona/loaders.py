@@ -77,25 +77,64 @@ def _merge_presets(persona: PersonaDefinition) -> PersonaDefinition:
         ) from exc
 
 
-def _coerce(persona: PersonaDefinition | Mapping[str, Any]) -> PersonaDefinition:
+def _coerce(persona: object, index: int) -> PersonaDefinition:
+    """Item ``index`` of an inline list as a persona; a `GMIError` naming ``personas[index]``."""
+    option = f"personas[{index}]"
     if isinstance(persona, PersonaDefinition):
         return persona.model_copy(deep=True)
-    return PersonaDefinition.model_validate(dict(persona))
+    if not isinstance(persona, Mapping):
+        raise GMIError(
+            f"{option}: must be a PersonaDefinition or a mapping, got {type(persona).__name__}",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": option, "index": index},
+            component="persona",
+        )
+    try:
+        return PersonaDefinition.model_validate(dict(persona))
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(part) for part in error['loc']) or '<root>'}: {error['msg']}"
+            for error in exc.errors()
+        ]
+        persona_id = persona.get("id")
+        named = f" (id {persona_id!r})" if isinstance(persona_id, str) else ""
+        raise GMIError(
+            f"{option}{named} is not a valid persona: {'; '.join(problems)}",
+            GMIErrorCode.INVALID_ARGUMENT,
+            {"option": option, "index": index, "problems": problems},
+            component="persona",
+        ) from exc
 
 
 class InMemoryPersonaLoader:
     """Personas given inline (``personas=[...]``); each load returns deep copies.
 
-    The sentiment presets are merged when the loader is built, so a bad list fails early.
+    Each item is a `PersonaDefinition` or a mapping that validates as one. The items are checked
+    and the sentiment presets merged when the loader is built, so a bad list fails early.
 
     Raises:
-        GMIError: ``PERSONA_LOAD_ERROR`` (from the constructor) when a persona's
-            ``sentimentTracking.presets`` names something that is not a sentiment preset.
-        pydantic.ValidationError: when a mapping does not fit `PersonaDefinition`.
+        GMIError: ``INVALID_ARGUMENT`` (from the constructor) naming the item
+            (``details["option"]`` ``personas[i]``, ``details["index"]``) when it is neither a
+            `PersonaDefinition` nor a mapping, or a mapping that does not fit `PersonaDefinition`
+            (each field's problem listed in ``details["problems"]``); also for ``personas``
+            given as a string or a single mapping rather than a list.
+            ``PERSONA_LOAD_ERROR`` when a persona's ``sentimentTracking.presets`` names
+            something that is not a sentiment preset.
     """
 
     def __init__(self, personas: Iterable[PersonaDefinition | Mapping[str, Any]]) -> None:
-        self._personas = [_merge_presets(_coerce(persona)) for persona in personas]
+        if isinstance(personas, str | bytes | Mapping | PersonaDefinition) or not isinstance(
+            personas, Iterable
+        ):
+            raise GMIError(
+                f"personas: must be a list of personas, got {type(personas).__name__}",
+                GMIErrorCode.INVALID_ARGUMENT,
+                {"option": "personas"},
+                component="persona",
+            )
+        self._personas = [
+            _merge_presets(_coerce(persona, index)) for index, persona in enumerate(personas)
+        ]
 
     async def load_personas(self) -> list[PersonaDefinition]:
         """Deep copies of the personas given."""

@@ -41,6 +41,7 @@ __all__ = [
     "merge_metaprompt_presets",
     "template_variables",
     "with_metaprompt_presets",
+    "without_answer_format",
 ]
 
 ALL_PRESETS = "all"
@@ -177,6 +178,32 @@ def _answer_format(strategy_key: str | None) -> str:
         f"updatedUserSkillLevel is one of: {', '.join(USER_SKILL_LEVELS)}.\n"
         f"updatedTaskComplexity is one of: {', '.join(TASK_COMPLEXITIES)}."
     )
+
+
+_ANSWER_FORMATS: tuple[str, ...] = tuple(
+    _answer_format(key)
+    for key in (
+        None,
+        "recoveryStrategy",
+        "clarificationStrategy",
+        "engagementStrategy",
+        "mitigationStrategy",
+    )
+)
+
+
+def without_answer_format(template: str) -> str:
+    """``template`` without the answer-format lines a preset's template closes with.
+
+    Those lines show the answer's shape and the values its keys accept; a model that holds its
+    reply to the metaprompt's schema with a grammar (the local model) is given the shape by the
+    grammar instead, and on a small CPU model the lines are about 40 % of the prompt it must
+    read first. Any other template, a user's own included, comes back as it is.
+    """
+    for block in _ANSWER_FORMATS:
+        if template.endswith(block):
+            return template[: -len(block)] + "Answer with one JSON object."
+    return template
 
 
 _FRUSTRATION_TEMPLATE = (

@@ -2,8 +2,9 @@
 
 Each store is a small protocol with an in-memory and a SQLite backend, all on one database
 file under ``AGENTOS_HOME`` (`open_database()`). Stores apply their own migrations, kept per
-store in ``schema_version`` (see `agentos.storage.sqlite`). This layer imports only
-`agentos.core`.
+store in ``schema_version`` (see `agentos.storage.sqlite`). A durable session store also keeps one
+turn at a time per session across processes (`SessionLeases`, DESIGN.md §5.21). This layer imports
+only `agentos.core`.
 """
 
 from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
@@ -21,6 +22,7 @@ from agentos.storage.session_history import (
     message_tokens,
     validate_tool_pairing,
 )
+from agentos.storage.session_lease import DEFAULT_LEASE_TIMEOUT, SessionLeases
 from agentos.storage.session_store import (
     SESSION_STORE,
     SESSION_STORE_MIGRATIONS,
@@ -49,6 +51,7 @@ __all__ = [
     "DATABASE_FILENAME",
     "DEFAULT_EVICT_CHUNK_RATIO",
     "DEFAULT_HISTORY_MAX_TOKENS",
+    "DEFAULT_LEASE_TIMEOUT",
     "DEFAULT_MIN_KEEP_SENDS",
     "PARTIAL",
     "SESSION_STORE",
@@ -65,6 +68,7 @@ __all__ = [
     "SessionChanges",
     "SessionHistoryBuffer",
     "SessionInfo",
+    "SessionLeases",
     "SessionStore",
     "StorageError",
     "StoredMessage",

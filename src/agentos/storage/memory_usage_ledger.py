@@ -64,6 +64,7 @@ class InMemoryUsageLedger:
             # fsum: exactly rounded, so the total does not depend on the order of the rows.
             known_cost_usd=math.fsum(known),
             unpriced_calls=len(matching) - len(known),
+            estimated_calls=sum(event.estimated for event in matching),
         )
 
 

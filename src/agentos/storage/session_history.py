@@ -13,12 +13,22 @@ A failed turn keeps the steps it finished with its last message marked partial
 provider. `reseed()` and `clear()` replace the history and bump an **epoch**: a turn that began
 before them is stale, and its later writes are dropped (a ``"discarded"`` event says so). What
 changed beyond the caller's own writes is reported by `drain_history_events()`.
+
+**The store is the source of truth before every turn** (spec "Sessions"; DESIGN.md §5.21). Over
+a store that keeps leases (`SessionLeases`: both of agentos's stores), `start_turn()` takes the
+session's lease (waiting for a turn another handle or process is running, up to the store's
+``lease_timeout``, then ``SESSION_BUSY``) and reloads the history when anyone else wrote since
+this buffer last did, so two handles, or two processes, on one session interleave their turns
+in order. `reseed()` and `clear()` take the lease the same way (or run under their own turn's).
+Opening the history (`load()`) first reconciles a turn a dead process left unfinished
+(`agentos.storage.unfinished_turns`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -27,7 +37,9 @@ from agentos.core.clock import Clock, system_clock
 from agentos.core.messages import Message, Role
 from agentos.llm.token_estimate import estimate_tokens, message_text_for_estimate
 
+from .session_lease import HeldLease, SessionLeases, acquire_lease
 from .session_store import InMemorySessionStore, SessionChanges, SessionStore, StoredMessage
+from .unfinished_turns import PARTIAL, is_partial, mark_partial
 
 __all__ = [
     "DEFAULT_EVICT_CHUNK_RATIO",
@@ -53,9 +65,6 @@ DEFAULT_MIN_KEEP_SENDS = 8
 DEFAULT_EVICT_CHUNK_RATIO = 0.25
 """The share of the blocks one eviction step drops (at least one)."""
 
-PARTIAL = "partial"
-"""The metadata key marking a message partial (``True``): the last of a failed turn."""
-
 
 class HistoryEventKind(StrEnum):
     """What changed the history behind the caller's back (or at its request)."""
@@ -79,16 +88,6 @@ class HistoryEvent:
     blocks: int
     tokens: int
     at: datetime
-
-
-def is_partial(message: Message) -> bool:
-    """Whether ``message`` is marked partial (the last message of a failed turn)."""
-    return message.metadata.get(PARTIAL) is True
-
-
-def mark_partial(message: Message) -> Message:
-    """A copy of ``message`` with ``metadata["partial"] = True`` (the original is untouched)."""
-    return replace(message, metadata={**message.metadata, PARTIAL: True})
 
 
 def message_tokens(message: Message) -> int:
@@ -134,9 +133,9 @@ class SessionHistoryBuffer:
 
     ``store`` defaults to a fresh `InMemorySessionStore` (the history ends with the process);
     give a `SQLiteSessionStore` for a history a new process continues. The buffer reads the store
-    once (`load()`, also done by the first call that needs it) and is from then on the store's
-    only writer for this session; run one turn at a time (the session layer serialises them).
-    Every change is written to the store before the call making it returns.
+    when opened (`load()`, also done by the first call that needs it) and again whenever another
+    writer changed the session (see the module doc); run its turns with `start_turn()`. Every
+    change is written to the store before the call making it returns.
     """
 
     def __init__(
@@ -182,12 +181,23 @@ class SessionHistoryBuffer:
         self._epoch = 0
         self._open_blocks: set[int] = set()
         self._events: list[HistoryEvent] = []
+        self._revision: int | None = None  # the store's revision the held messages reflect
+        self._lease: HeldLease | None = None  # the lease a turn, reseed or clear holds now
 
     # -- reading -------------------------------------------------------------------------------
 
     async def load(self) -> None:
-        """Read the history from the store; later calls do nothing."""
-        self._ensure_loaded()
+        """Read the history from the store (after reconciling a turn a dead process left).
+
+        Later calls read it again only when another writer changed it since.
+        """
+        leases = self._leases
+        if leases is None:
+            self._ensure_loaded()
+            return
+        revision = leases.reconcile(self.session_id)
+        if self._lease is None and (not self._loaded or revision != self._revision):
+            self._reload(revision)
 
     def messages(self) -> list[Message]:
         """Every message held, oldest first, partial ones included (``session.messages()``)."""
@@ -239,13 +249,38 @@ class SessionHistoryBuffer:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def begin_turn(self) -> TurnWriter:
-        """Start a turn: its messages will form one new block, written as they come."""
+    async def start_turn(self, *, name: str | None = None) -> TurnWriter:
+        """Start a turn under the session's lease, on the store's current history.
+
+        Waits while another handle's or process's turn holds the session, up to the store's
+        ``lease_timeout``, then raises `GMIError` ``SESSION_BUSY`` naming the session (``name``
+        when given: the id its caller knows). The lease is released when the turn ends. Over a
+        store without leases this is `begin_turn()`.
+        """
+        leases = self._leases
+        if leases is None:
+            return self.begin_turn()
+        held, revision = await acquire_lease(leases, self.session_id, turn=True, name=name)
+        try:
+            if not self._loaded or revision != self._revision:
+                self._reload(revision)
+        except BaseException:
+            self._revision = held.release()
+            raise
+        self._lease = held
+        return self.begin_turn(held)
+
+    def begin_turn(self, lease: HeldLease | None = None) -> TurnWriter:
+        """Start a turn on the history as held: its messages form one new block.
+
+        Takes no lease: for a caller that already serialises writers (`start_turn()` does it
+        for the session layer). ``lease`` is released when the turn ends.
+        """
         self._ensure_loaded()
         block = self._next_block
         self._next_block += 1
         self._open_blocks.add(block)
-        return TurnWriter(self, block, self._epoch)
+        return TurnWriter(self, block, self._epoch, lease)
 
     async def reseed(self, messages: Sequence[Message]) -> None:
         """Replace the history with ``messages``, then apply the bound.
@@ -258,7 +293,10 @@ class SessionHistoryBuffer:
         """
         new = list(messages)
         validate_tool_pairing(new)
-        self._ensure_loaded()
+        async with self._exclusive():
+            self._reseed(new)
+
+    def _reseed(self, new: list[Message]) -> None:
         held: list[_Held] = []
         block = self._next_block - 1
         for index, message in enumerate(new):
@@ -276,12 +314,12 @@ class SessionHistoryBuffer:
 
     async def clear(self) -> None:
         """Empty the history; bumps the epoch and records a ``"cleared"`` event of what it held."""
-        self._ensure_loaded()
-        self.store.write(self.session_id, SessionChanges(reset=()))
-        removed = self._held
-        self._set_held([])
-        self._new_epoch()
-        self._record(HistoryEventKind.CLEARED, removed)
+        async with self._exclusive():
+            self.store.write(self.session_id, SessionChanges(reset=()))
+            removed = self._held
+            self._set_held([])
+            self._new_epoch()
+            self._record(HistoryEventKind.CLEARED, removed)
 
     def drain_history_events(self) -> list[HistoryEvent]:
         """The events recorded since the last call, oldest first; the list is then emptied."""
@@ -290,15 +328,46 @@ class SessionHistoryBuffer:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _ensure_loaded(self) -> None:
-        if self._loaded:
+    @property
+    def _leases(self) -> SessionLeases | None:
+        return self.store if isinstance(self.store, SessionLeases) else None
+
+    @asynccontextmanager
+    async def _exclusive(self) -> AsyncIterator[None]:
+        """Hold the session for a write outside a turn: the lease, unless a turn of ours has it."""
+        leases = self._leases
+        if leases is None or self._lease is not None:
+            self._ensure_loaded()
+            yield
             return
+        held, revision = await acquire_lease(leases, self.session_id, turn=False)
+        self._lease = held
+        try:
+            if not self._loaded or revision != self._revision:
+                self._reload(revision)
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        held, self._lease = self._lease, None
+        if held is not None:
+            self._revision = held.release()
+
+    def _ensure_loaded(self) -> None:
+        if not self._loaded:
+            self._reload(None)
+
+    def _reload(self, revision: int | None) -> None:
         stored = self.store.load_messages(self.session_id)
         self._set_held([_Held(s, message_tokens(s.message)) for s in stored])
+        # Never below what this buffer handed out: a block or position another writer removed
+        # is not reused while this buffer may still hold a writer for it.
         if stored:
-            self._next_block = max(s.block for s in stored) + 1
-            self._next_position = stored[-1].position + 1
+            self._next_block = max(self._next_block, max(s.block for s in stored) + 1)
+            self._next_position = max(self._next_position, stored[-1].position + 1)
         self._loaded = True
+        self._revision = revision
 
     def _set_held(self, held: list[_Held]) -> None:
         self._held = held
@@ -394,14 +463,24 @@ class TurnWriter:
     happened since, the turn is `stale`: `add` drops its messages (a ``"discarded"`` event), and
     `commit`, `fail` and `discard` only end the turn. After the turn has ended, `add`, `commit`
     and `fail` raise `RuntimeError`; `discard` does nothing, so it is safe in a ``finally``.
+    A writer from `SessionHistoryBuffer.start_turn()` holds the session's lease until the turn
+    ends: `commit`, `fail` and `discard` release it after the turn's last write, so a process
+    killed before that leaves a turn the next opening reconciles.
     """
 
-    def __init__(self, buffer: SessionHistoryBuffer, block: int, epoch: int) -> None:
+    def __init__(
+        self,
+        buffer: SessionHistoryBuffer,
+        block: int,
+        epoch: int,
+        lease: HeldLease | None = None,
+    ) -> None:
         self._buffer = buffer
         self.block = block
         """The block this turn's messages go into."""
         self.epoch = epoch
         """The buffer's epoch when the turn began."""
+        self._lease = lease
         self._ended = False
 
     @property
@@ -438,8 +517,11 @@ class TurnWriter:
         """
         self._check_running("commit")
         self._end()
-        if not self.stale:
-            self._buffer._apply_bound()
+        try:
+            if not self.stale:
+                self._buffer._apply_bound()
+        finally:
+            self._release()
 
     async def fail(self, has_steps: bool) -> None:
         """End a failed turn.
@@ -450,13 +532,16 @@ class TurnWriter:
         """
         self._check_running("fail")
         self._end()
-        if self.stale:
-            return
-        if has_steps:
-            self._buffer._mark_last_partial(self.block)
-            self._buffer._apply_bound()
-        else:
-            self._buffer._drop_blocks({self.block})
+        try:
+            if self.stale:
+                return
+            if has_steps:
+                self._buffer._mark_last_partial(self.block)
+                self._buffer._apply_bound()
+            else:
+                self._buffer._drop_blocks({self.block})
+        finally:
+            self._release()
 
     async def discard(self) -> None:
         """End the turn leaving nothing of it (a structured send whose answer fails, say).
@@ -466,12 +551,22 @@ class TurnWriter:
         if self._ended:
             return
         self._end()
-        if not self.stale:
-            self._buffer._drop_blocks({self.block})
+        try:
+            if not self.stale:
+                self._buffer._drop_blocks({self.block})
+        finally:
+            self._release()
 
     def _end(self) -> None:
         self._ended = True
         self._buffer._open_blocks.discard(self.block)
+
+    def _release(self) -> None:
+        # The lease goes last, after the turn's final writes, so a process killed before this
+        # leaves a turn the next opening reconciles (as a failure at that point would leave it).
+        if self._lease is not None:
+            self._lease = None
+            self._buffer._release()
 
     def _check_running(self, action: str) -> None:
         if self._ended:

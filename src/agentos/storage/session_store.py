@@ -4,28 +4,55 @@ A store keeps, per session id, one `SessionInfo` (who opened it, its memory scop
 open) and the session's messages as `StoredMessage` rows: each message with the block (one send)
 it belongs to and its position (the order key). `SessionHistoryBuffer` is the only writer in
 agentos; it decides blocks, positions and eviction, and the store applies each decision as one
-atomic `SessionChanges`.
+atomic `SessionChanges` (the records and the `SessionStore` protocol live in
+`agentos.storage.session_records`, the SQLite tables in `agentos.storage.session_tables`).
 
 Two backends: `InMemorySessionStore` (the spec's default: the history ends with the process) and
 `SQLiteSessionStore` (on `agentos.storage.sqlite`, migrations namespace ``"sessions"``), whose
 sessions a new process reopens and continues. Messages are stored through the project's one
 history adapter (`dump_messages` / `load_messages`), so tool calls, tool results, replay blocks and
-metadata round-trip exactly.
+metadata round-trip exactly; a stored message that cannot be read raises `StorageError` naming the
+session and the message's position, never the parser's dump.
+
+Both stores also keep one lease per session (`agentos.storage.session_lease.SessionLeases`,
+DESIGN.md §5.21): one turn at a time per session across handles and processes, the session's
+revision (bumped by every write, so a history reloads when someone else wrote), and the
+reconciliation of a turn whose holder died (`agentos.storage.unfinished_turns`), done in the
+transaction that frees the dead holder's lease. The in-memory store's leases live in the process
+(its holders are this process's), so it behaves the same within one process.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import os
 import sqlite3
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from datetime import datetime
 
-from agentos.core.messages import Message, dump_messages, load_messages
-
-from .sqlite import Database, Migration, StorageError, open_store_database
+from .session_lease import (
+    DEFAULT_LEASE_TIMEOUT,
+    DEFAULT_LEASE_TTL,
+    LeaseHolder,
+    check_lease_options,
+)
+from .session_records import SessionChanges, SessionInfo, SessionStore, StoredMessage
+from .session_tables import (
+    FREE_LEASE,
+    LEASE_ROW,
+    SESSION_STORE,
+    SESSION_STORE_MIGRATIONS,
+    apply_changes,
+    message_row,
+    save_info_row,
+    session_revision,
+    stored_message,
+    time_from_text,
+)
+from .sqlite import Database, open_store_database
+from .unfinished_turns import repair_unfinished_turn
 
 __all__ = [
     "SESSION_STORE",
@@ -36,120 +63,29 @@ __all__ = [
     "SessionInfo",
     "SessionStore",
     "StoredMessage",
+    "repair_changes",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """What a store knows about a session apart from its messages.
-
-    ``scope_id`` is the session's memory scope: the session id at its first opening, a fresh id at
-    each opening after a `close()`. ``open`` is ``False`` once the session was closed, and
-    ``closed_at`` is then set. Times are timezone-aware.
-    """
-
-    session_id: str
-    user_id: str | None
-    scope_id: str
-    open: bool
-    opened_at: datetime
-    closed_at: datetime | None = None
-
-    def __post_init__(self) -> None:
-        # Naive times would mean different instants to different processes; refuse them here so
-        # both backends behave alike.
-        for moment in (self.opened_at, self.closed_at):
-            if moment is not None and moment.tzinfo is None:
-                raise ValueError("session times must be timezone-aware")
-
-
-@dataclass(frozen=True, slots=True)
-class StoredMessage:
-    """One message of a session as the store holds it.
-
-    ``block`` is the index of the block (one send, or one reseeded exchange) the message belongs
-    to; ``position`` orders the session's messages and is unique within the session.
-    """
-
-    block: int
-    position: int
-    message: Message
-
-
-@dataclass(frozen=True, slots=True)
-class SessionChanges:
-    """One atomic change set for one session; `SessionStore.write` applies all of it or nothing.
-
-    Applied in this order:
-
-    1. ``reset``: when not ``None``, every message the session holds is removed and these are
-       stored in their place (``()`` empties the history);
-    2. ``drop_blocks``: every message of these blocks is removed (absent blocks are ignored);
-    3. ``replace``: each held message at one of these positions is replaced, block and all (a
-       position the session does not hold is an error);
-    4. ``append``: these messages are added (a position the session already holds is an error);
-    5. ``info``: when not ``None``, saved as `SessionStore.save_info` would.
-    """
-
-    reset: tuple[StoredMessage, ...] | None = None
-    drop_blocks: frozenset[int] = field(default_factory=frozenset)
-    replace: tuple[StoredMessage, ...] = ()
-    append: tuple[StoredMessage, ...] = ()
-    info: SessionInfo | None = None
-
-    @property
-    def empty(self) -> bool:
-        """Whether applying these changes would change nothing."""
-        return (
-            self.reset is None
-            and not self.drop_blocks
-            and not self.replace
-            and not self.append
-            and self.info is None
-        )
-
-
-@runtime_checkable
-class SessionStore(Protocol):
-    """Where sessions' histories and infos live.
-
-    Every method is synchronous and atomic: a write is complete (committed, for a durable store)
-    before it returns, and a write that fails changes nothing. A store serves one writer per
-    session at a time (agentos runs one turn at a time per session).
-    """
-
-    def load_info(self, session_id: str) -> SessionInfo | None:
-        """The session's info, or ``None`` when none was saved."""
-        ...
-
-    def save_info(self, info: SessionInfo) -> None:
-        """Save ``info`` under ``info.session_id``, replacing what was saved before."""
-        ...
-
-    def load_messages(self, session_id: str) -> list[StoredMessage]:
-        """The session's messages in position order (``[]`` for an unknown session)."""
-        ...
-
-    def write(self, session_id: str, changes: SessionChanges) -> None:
-        """Apply ``changes`` to the session atomically (see `SessionChanges` for the order).
-
-        Raises `ValueError`, changing nothing, when ``changes`` contradicts what is held (a
-        replaced position that is not held, an appended position that is, two messages at one
-        position, an ``info`` for another session).
-        """
-        ...
 
 
 class InMemorySessionStore:
     """A `SessionStore` in process memory: the spec's default, gone with the process.
 
     Writes keep the written (frozen) messages as they are, so a turn's write costs no copy;
-    `load_messages` hands out deep copies, as a durable store hands out fresh objects.
+    `load_messages` hands out deep copies, as a durable store hands out fresh objects. Its
+    leases are this process's (no heartbeat: ``lease_ttl`` is infinite); ``lease_timeout`` is
+    how long a second handle's turn waits (30 s by default).
     """
 
-    def __init__(self) -> None:
+    lease_ttl: float = math.inf
+
+    def __init__(self, *, lease_timeout: float = DEFAULT_LEASE_TIMEOUT) -> None:
+        check_lease_options(lease_timeout, self.lease_ttl)
+        self.lease_timeout = lease_timeout
+        """Seconds a turn waits for another handle's turn on the session (``SESSION_BUSY``)."""
         self._infos: dict[str, SessionInfo] = {}
         self._messages: dict[str, dict[int, StoredMessage]] = {}
+        self._revisions: dict[str, int] = {}
+        self._leases: dict[str, tuple[LeaseHolder, int | None]] = {}
 
     def load_info(self, session_id: str) -> SessionInfo | None:
         """The session's info, or ``None`` when none was saved."""
@@ -189,6 +125,72 @@ class InMemorySessionStore:
         self._messages[session_id] = held
         if changes.info is not None:
             self._infos[session_id] = changes.info
+        if not changes.empty:
+            self._revisions[session_id] = self._revisions.get(session_id, 0) + 1
+
+    # -- leases (SessionLeases) ---------------------------------------------------------------
+
+    def reconcile(self, session_id: str) -> int:
+        """Reconcile a turn a dead holder left (freeing its lease); return the revision."""
+        lease = self._leases.get(session_id)
+        if lease is not None and not lease[0].alive(0.0, self.lease_ttl):
+            self._repair(session_id, lease[1])
+            del self._leases[session_id]
+        return self._revisions.get(session_id, 0)
+
+    def try_acquire_lease(self, session_id: str, holder: LeaseHolder, *, turn: bool) -> int | None:
+        """Take the lease (a dead holder's is taken over); ``None`` while a live holder has it."""
+        lease = self._leases.get(session_id)
+        if lease is not None:
+            if lease[0].alive(0.0, self.lease_ttl):
+                return None
+            self._repair(session_id, lease[1])
+        held = self._messages.get(session_id, {})
+        first = max((s.block for s in held.values()), default=-1) + 1
+        self._leases[session_id] = (holder, first if turn else None)
+        return self._revisions.get(session_id, 0)
+
+    def renew_lease(self, session_id: str, holder: LeaseHolder) -> None:
+        """Nothing to renew: this store's holders are this process's."""
+
+    def release_lease(self, session_id: str, holder: LeaseHolder) -> int:
+        """Free the lease when ``holder`` has it; return the session's revision."""
+        lease = self._leases.get(session_id)
+        if lease is not None and lease[0].token == holder.token:
+            del self._leases[session_id]
+        return self._revisions.get(session_id, 0)
+
+    def _repair(self, session_id: str, first_block: int | None) -> None:
+        if first_block is None:
+            return
+        held = self._messages.get(session_id, {})
+        turn = [held[p] for p in sorted(held) if held[p].block >= first_block]
+        changes = repair_changes(turn, max(held, default=-1) + 1)
+        if not changes.empty:
+            self.write(session_id, changes)
+
+
+def repair_changes(turn: Sequence[StoredMessage], next_position: int) -> SessionChanges:
+    """The `SessionChanges` that leave an unfinished turn as the spec's failure rules do.
+
+    ``turn`` is the turn's stored messages in position order; ``next_position`` the first
+    position after every message the session holds (see `repair_unfinished_turn`).
+    """
+    if not turn:
+        return SessionChanges()
+    repair = repair_unfinished_turn([stored.message for stored in turn])
+    if repair.drop:
+        return SessionChanges(drop_blocks=frozenset(stored.block for stored in turn))
+    last = turn[-1]
+    return SessionChanges(
+        replace=()
+        if repair.last is None
+        else (StoredMessage(last.block, last.position, repair.last),),
+        append=tuple(
+            StoredMessage(last.block, next_position + index, message)
+            for index, message in enumerate(repair.append)
+        ),
+    )
 
 
 def _unique(messages: Sequence[StoredMessage]) -> dict[int, StoredMessage]:
@@ -211,38 +213,6 @@ def _check_info(session_id: str, changes: SessionChanges) -> None:
         )
 
 
-SESSION_STORE = "sessions"
-"""The session store's name in ``schema_version``."""
-
-SESSION_STORE_MIGRATIONS: Sequence[Migration] = (
-    Migration(
-        1,
-        """
-        CREATE TABLE session_info (
-            session_id TEXT PRIMARY KEY,
-            user_id TEXT,
-            scope_id TEXT NOT NULL,
-            open INTEGER NOT NULL CHECK (open IN (0, 1)),
-            -- UTC, ISO 8601 with microseconds.
-            opened_at TEXT NOT NULL,
-            closed_at TEXT
-        );
-        -- No foreign key to session_info: a history may be written before (or without) an info.
-        CREATE TABLE session_messages (
-            session_id TEXT NOT NULL,
-            position INTEGER NOT NULL CHECK (position >= 0),
-            block INTEGER NOT NULL CHECK (block >= 0),
-            -- One message as the JSON of a one-item history (agentos.core.messages.dump_messages).
-            message TEXT NOT NULL,
-            PRIMARY KEY (session_id, position)
-        ) WITHOUT ROWID;
-        CREATE INDEX session_messages_by_block ON session_messages (session_id, block);
-        """,
-    ),
-)
-"""The session store's migrations, in order; a later change is a new entry at the end."""
-
-
 class SQLiteSessionStore:
     """A `SessionStore` in the agentos SQLite database: sessions survive the process.
 
@@ -250,11 +220,28 @@ class SQLiteSessionStore:
     ``path`` (default: ``AGENTOS_HOME``'s database) to open one it owns and closes in `close()`.
     Its migrations run when it is made. Each write is one transaction, committed before the call
     returns.
+
+    One turn at a time per session holds across every process that opens the file (DESIGN.md
+    §5.21): a turn takes the session's lease, and a turn of another process or handle waits for
+    it up to ``lease_timeout`` seconds (30 by default), then fails with ``SESSION_BUSY``. A lease
+    whose holder died expires: at once for a process of this host (its pid is gone), after
+    ``lease_ttl`` seconds without a heartbeat for a holder on another host. The turn it guarded
+    is reconciled before anyone reads or writes the session again.
     """
 
     def __init__(
-        self, database: Database | None = None, *, path: str | os.PathLike[str] | None = None
+        self,
+        database: Database | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        lease_timeout: float = DEFAULT_LEASE_TIMEOUT,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
     ) -> None:
+        check_lease_options(lease_timeout, lease_ttl)
+        self.lease_timeout = lease_timeout
+        """Seconds a turn waits for another turn on the session before ``SESSION_BUSY``."""
+        self.lease_ttl = lease_ttl
+        """Seconds a holder on another host keeps its lease without a heartbeat."""
         self._database, self._owns_database = open_store_database(
             "SQLiteSessionStore", database, path, SESSION_STORE, SESSION_STORE_MIGRATIONS
         )
@@ -279,13 +266,13 @@ class SQLiteSessionStore:
             scope_id=row["scope_id"],
             open=bool(row["open"]),
             opened_at=datetime.fromisoformat(row["opened_at"]),
-            closed_at=_from_text(row["closed_at"]),
+            closed_at=time_from_text(row["closed_at"]),
         )
 
     def save_info(self, info: SessionInfo) -> None:
         """Save ``info`` under ``info.session_id``, committed before this returns."""
         with self._database.transaction() as connection:
-            _save_info(connection, info)
+            save_info_row(connection, info)
 
     def load_messages(self, session_id: str) -> list[StoredMessage]:
         """The session's messages in position order."""
@@ -294,10 +281,7 @@ class SQLiteSessionStore:
             "WHERE session_id = ? ORDER BY position",
             (session_id,),
         )
-        return [
-            StoredMessage(int(row["block"]), int(row["position"]), _load(row["message"]))
-            for row in rows
-        ]
+        return [stored_message(session_id, row) for row in rows]
 
     def write(self, session_id: str, changes: SessionChanges) -> None:
         """Apply ``changes`` in one transaction, committed before this returns."""
@@ -306,86 +290,110 @@ class SQLiteSessionStore:
             return
         # Serialise before the transaction opens: a message the adapter refuses changes nothing
         # and holds no lock.
-        reset = None if changes.reset is None else [_row(m) for m in changes.reset]
-        replace = [_row(m) for m in changes.replace]
-        append = [_row(m) for m in changes.append]
+        reset = None if changes.reset is None else [message_row(m) for m in changes.reset]
+        replace = [message_row(m) for m in changes.replace]
+        append = [message_row(m) for m in changes.append]
         with self._database.transaction() as connection:
-            if reset is not None:
-                connection.execute(
-                    "DELETE FROM session_messages WHERE session_id = ?", (session_id,)
-                )
-                _insert(connection, session_id, reset)
-            if changes.drop_blocks:
-                blocks = sorted(changes.drop_blocks)
-                marks = ", ".join("?" * len(blocks))
-                connection.execute(
-                    f"DELETE FROM session_messages WHERE session_id = ? AND block IN ({marks})",
-                    (session_id, *blocks),
-                )
-            for block, position, text in replace:
-                updated = connection.execute(
-                    "UPDATE session_messages SET block = ?, message = ? "
-                    "WHERE session_id = ? AND position = ?",
-                    (block, text, session_id, position),
-                ).rowcount
-                if updated != 1:
-                    # Raised inside the transaction: it rolls back everything above.
-                    raise ValueError(f"no message at position {position} to replace")
-            _insert(connection, session_id, append)
+            apply_changes(connection, session_id, reset, changes.drop_blocks, replace, append)
             if changes.info is not None:
-                _save_info(connection, changes.info)
+                save_info_row(connection, changes.info)
+
+    # -- leases (SessionLeases) ---------------------------------------------------------------
+
+    def reconcile(self, session_id: str) -> int:
+        """Reconcile a turn a dead holder left (freeing its lease); return the revision."""
+        row = self._database.fetchone(LEASE_ROW, (session_id,))
+        if row is None:
+            return 0
+        if row["token"] is None or self._holder_alive(row):
+            return int(row["revision"])
+        with self._database.transaction() as connection:
+            row = connection.execute(LEASE_ROW, (session_id,)).fetchone()
+            if row["token"] is not None and not self._holder_alive(row):
+                self._repair(connection, session_id, row["turn_block"])
+                connection.execute(
+                    f"UPDATE session_leases SET {FREE_LEASE} WHERE session_id = ?", (session_id,)
+                )
+            return session_revision(connection, session_id)
+
+    def try_acquire_lease(self, session_id: str, holder: LeaseHolder, *, turn: bool) -> int | None:
+        """Take the lease (a dead holder's is taken over); ``None`` while a live holder has it."""
+        with self._database.transaction() as connection:
+            row = connection.execute(LEASE_ROW, (session_id,)).fetchone()
+            if row is not None and row["token"] is not None:
+                if self._holder_alive(row):
+                    return None
+                self._repair(connection, session_id, row["turn_block"])
+            first = None
+            if turn:
+                found = connection.execute(
+                    "SELECT MAX(block) FROM session_messages WHERE session_id = ?", (session_id,)
+                ).fetchone()[0]
+                first = 0 if found is None else int(found) + 1
+            connection.execute(
+                "INSERT INTO session_leases (session_id, token, host, pid, started, "
+                "heartbeat_at, turn_block) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET token = excluded.token, "
+                "host = excluded.host, pid = excluded.pid, started = excluded.started, "
+                "heartbeat_at = excluded.heartbeat_at, turn_block = excluded.turn_block",
+                (
+                    session_id,
+                    holder.token,
+                    holder.host,
+                    holder.pid,
+                    holder.started,
+                    time.time(),
+                    first,
+                ),
+            )
+            return session_revision(connection, session_id)
+
+    def renew_lease(self, session_id: str, holder: LeaseHolder) -> None:
+        """Refresh the holder's heartbeat (nothing when it no longer holds the lease)."""
+        self._database.execute(
+            "UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND token = ?",
+            (time.time(), session_id, holder.token),
+        )
+
+    def release_lease(self, session_id: str, holder: LeaseHolder) -> int:
+        """Free the lease when ``holder`` has it; return the session's revision."""
+        with self._database.transaction() as connection:
+            connection.execute(
+                f"UPDATE session_leases SET {FREE_LEASE} WHERE session_id = ? AND token = ?",
+                (session_id, holder.token),
+            )
+            return session_revision(connection, session_id)
+
+    def _holder_alive(self, row: sqlite3.Row) -> bool:
+        holder = LeaseHolder(row["token"], row["host"], int(row["pid"]), row["started"] or "")
+        return holder.alive(time.time() - float(row["heartbeat_at"]), self.lease_ttl)
+
+    def _repair(
+        self, connection: sqlite3.Connection, session_id: str, first_block: int | None
+    ) -> None:
+        if first_block is None:
+            return
+        rows = connection.execute(
+            "SELECT block, position, message FROM session_messages "
+            "WHERE session_id = ? AND block >= ? ORDER BY position",
+            (session_id, first_block),
+        ).fetchall()
+        newest = connection.execute(
+            "SELECT MAX(position) FROM session_messages WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
+        turn = [stored_message(session_id, row) for row in rows]
+        changes = repair_changes(turn, 0 if newest is None else int(newest) + 1)
+        if not changes.empty:
+            apply_changes(
+                connection,
+                session_id,
+                None,
+                changes.drop_blocks,
+                [message_row(m) for m in changes.replace],
+                [message_row(m) for m in changes.append],
+            )
 
     def close(self) -> None:
         """Close the database when this store opened it (a shared one stays open)."""
         if self._owns_database:
             self._database.close()
-
-
-def _row(stored: StoredMessage) -> tuple[int, int, str]:
-    return stored.block, stored.position, dump_messages([stored.message])
-
-
-def _load(text: str) -> Message:
-    messages = load_messages(text)
-    if len(messages) != 1:
-        raise StorageError(f"a stored session message holds {len(messages)} messages, not 1")
-    return messages[0]
-
-
-def _insert(
-    connection: sqlite3.Connection, session_id: str, rows: Sequence[tuple[int, int, str]]
-) -> None:
-    for block, position, text in rows:
-        try:
-            connection.execute(
-                "INSERT INTO session_messages (session_id, position, block, message) "
-                "VALUES (?, ?, ?, ?)",
-                (session_id, position, block, text),
-            )
-        except sqlite3.IntegrityError as error:
-            raise ValueError(f"position {position} already holds a message") from error
-
-
-def _save_info(connection: sqlite3.Connection, info: SessionInfo) -> None:
-    connection.execute(
-        "INSERT INTO session_info (session_id, user_id, scope_id, open, opened_at, closed_at) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
-        "user_id = excluded.user_id, scope_id = excluded.scope_id, open = excluded.open, "
-        "opened_at = excluded.opened_at, closed_at = excluded.closed_at",
-        (
-            info.session_id,
-            info.user_id,
-            info.scope_id,
-            int(info.open),
-            _to_text(info.opened_at),
-            None if info.closed_at is None else _to_text(info.closed_at),
-        ),
-    )
-
-
-def _from_text(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
-def _to_text(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")

@@ -46,12 +46,21 @@ USAGE_LEDGER_MIGRATIONS: Sequence[Migration] = (
         CREATE INDEX usage_ledger_by_time ON usage_ledger (recorded_at);
         """,
     ),
+    # An estimated row: a stream left before the provider's usage report (DESIGN §5.19).
+    Migration(
+        2,
+        """
+        ALTER TABLE usage_ledger ADD COLUMN
+            estimated INTEGER NOT NULL DEFAULT 0 CHECK (estimated IN (0, 1));
+        """,
+    ),
 )
 """The usage ledger's migrations, in order; a later change is a new entry at the end."""
 
 _COLUMNS = (
     "recorded_at, session_id, persona_id, user_id, provider_id, model_id, prompt_tokens, "
-    "completion_tokens, total_tokens, cost_usd, finish_reason, attempt_failed, hop, source"
+    "completion_tokens, total_tokens, cost_usd, finish_reason, attempt_failed, hop, source, "
+    "estimated"
 )
 _PLACEHOLDERS = ", ".join("?" * len(_COLUMNS.split(",")))
 
@@ -96,6 +105,7 @@ class SQLiteUsageLedger:
                 int(event.attempt_failed),
                 event.hop,
                 event.source,
+                int(event.estimated),
             ),
         )
 
@@ -134,12 +144,12 @@ class SQLiteUsageLedger:
             # no rows; COUNT(cost_usd) counts only the known costs.
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), "
             "COALESCE(SUM(completion_tokens), 0), COALESCE(SUM(total_tokens), 0), "
-            "TOTAL(cost_usd), COUNT(cost_usd) "
+            "TOTAL(cost_usd), COUNT(cost_usd), COALESCE(SUM(estimated), 0) "
             f"FROM usage_ledger{where}",
             parameters,
         )
         assert row is not None  # an aggregate without GROUP BY always gives one row
-        calls, prompt, completion, total, cost, priced_calls = row
+        calls, prompt, completion, total, cost, priced_calls, estimated = row
         return UsageTotals(
             calls=int(calls),
             prompt_tokens=int(prompt),
@@ -147,6 +157,7 @@ class SQLiteUsageLedger:
             total_tokens=int(total),
             known_cost_usd=float(cost),
             unpriced_calls=int(calls) - int(priced_calls),
+            estimated_calls=int(estimated),
         )
 
     def close(self) -> None:
@@ -203,4 +214,5 @@ def _from_row(row: Any) -> UsageEvent:
         attempt_failed=bool(row["attempt_failed"]),
         hop=row["hop"],
         source=row["source"],
+        estimated=bool(row["estimated"]),
     )

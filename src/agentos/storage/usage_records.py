@@ -5,7 +5,9 @@ ledger row per finished step and one for each attempt that failed and was billed
 finish reason ``error``; with the ledger enabled, ``session.usage()`` and ``agent.usage()`` read
 it alone. The row (`UsageEvent`) is the reference's ``AgentOSUsageEvent`` (``recordedAt``,
 ``sessionId`` (``'global'``), ``personaId``, ``userId``, provider and model, the three token
-counts, ``costUSD``), plus the failed-attempt flag and hop the spec's ``USAGE_UPDATE`` carries.
+counts, ``costUSD``), plus the failed-attempt flag and hop the spec's ``USAGE_UPDATE`` carries,
+and whether the figures are agentos's estimate (``estimated``: a stream left before the
+provider's usage report, DESIGN §5.19).
 
 A cost the catalog and the provider did not know is kept as ``None``: never as 0, which would
 claim the call was free. `UsageTotals` keeps the sum of the known costs and the number of calls
@@ -50,7 +52,9 @@ class UsageEvent:
     - ``attempt_failed``: the call failed and was billed (spec: ``attemptFailed``);
     - ``hop``: 0 for the primary, n for the n-th fallback hop;
     - ``session_id`` (``"global"`` outside a session), ``persona_id``, ``user_id``;
-    - ``source``: what made the call (``"gmi.step"``, ``"generate_text"``, ...), when known.
+    - ``source``: what made the call (``"gmi.step"``, ``"generate_text"``, ...), when known;
+    - ``estimated``: the figures are agentos's estimate, not the provider's report (a stream its
+      reader left before the usage report; its ``finish_reason`` is ``None``: DESIGN §5.19).
 
     Negative token counts, a negative, NaN or infinite cost, a naive ``recorded_at`` and a
     negative hop are refused with `ValueError` naming the field.
@@ -71,6 +75,7 @@ class UsageEvent:
     persona_id: str | None = None
     user_id: str | None = None
     source: str | None = None
+    estimated: bool = False
 
     def __post_init__(self) -> None:
         if self.recorded_at.tzinfo is None:
@@ -109,6 +114,7 @@ class UsageEvent:
             completion_tokens=usage.completion_tokens,
             total_tokens=usage.total_tokens,
             cost_usd=usage.cost_usd,
+            estimated=usage.estimated,
             **context,
         )
 
@@ -120,6 +126,7 @@ class UsageEvent:
             completion_tokens=self.completion_tokens,
             total_tokens=self.total_tokens,
             cost_usd=self.cost_usd,
+            estimated=self.estimated,
         )
 
 
@@ -134,7 +141,8 @@ class UsageTotals:
 
     ``known_cost_usd`` sums the costs that are known; ``unpriced_calls`` counts the rows whose
     cost is unknown, and while there is one, ``cost_usd`` is ``None`` (an unknown added to
-    anything is unknown, as in `ModelUsage`).
+    anything is unknown, as in `ModelUsage`). ``estimated_calls`` counts the rows whose figures
+    are estimates (DESIGN §5.19); while there is one, `usage` is marked ``estimated``.
     """
 
     calls: int = 0
@@ -143,6 +151,7 @@ class UsageTotals:
     total_tokens: int = 0
     known_cost_usd: float = 0.0
     unpriced_calls: int = 0
+    estimated_calls: int = 0
 
     @property
     def cost_usd(self) -> float | None:
@@ -157,6 +166,7 @@ class UsageTotals:
             completion_tokens=self.completion_tokens,
             total_tokens=self.total_tokens,
             cost_usd=self.cost_usd,
+            estimated=self.estimated_calls > 0,
         )
 
 

@@ -13,7 +13,8 @@ an error `ToolResult` the model sees: ``is_error=True``, ``error_details`` ``{"c
 2. no tool has that name: ``TOOL_NOT_FOUND``, naming the tools this orchestrator offers;
 3. with capability checks on, the tool requires a capability not allowed: ``AUTH_PERMISSION_DENIED``
    naming the missing ones;
-4. the arguments are a string that is not JSON, or not a JSON object: ``SYS_VALIDATION_ERROR``;
+4. the arguments are a string that is not JSON, or not a JSON object: ``SYS_VALIDATION_ERROR``
+   (``ToolCall.unparsed_arguments``, the text a model sent that did not parse, included);
 5. the arguments do not fit the schema: ``SYS_VALIDATION_ERROR`` naming the tool and each field;
 6. human-in-the-loop approval (below) refuses the call: ``AUTH_PERMISSION_DENIED``;
 7. the handler raises: ``TOOL_EXECUTION_FAILED`` with the exception's type and text, except that a
@@ -52,6 +53,7 @@ from typing import Any, TypeAlias
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ToolCall, ToolResult
+from agentos.core.tool_results import tool_error_result
 from agentos.llm.model import ToolDefinition
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.tool import Tool, ToolArgumentsError
@@ -87,7 +89,7 @@ class ToolOrchestrator:
 
     def __init__(
         self,
-        tools: Iterable[Tool] = (),
+        tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
         allowed_capabilities: Iterable[str] | None = None,
         check_capabilities: bool = True,
@@ -98,9 +100,8 @@ class ToolOrchestrator:
         auto_approve_without_approver: bool = False,
     ) -> None:
         self._tools: dict[str, Tool] = {}
-        for item in tools:
-            if not isinstance(item, Tool):
-                raise TypeError(f"tools must be Tool objects, not {type(item).__name__}")
+        for given in tools:
+            item = Tool.coerce(given)  # a plain function is wrapped as Tool.from_function does
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
@@ -228,21 +229,6 @@ class ToolOrchestrator:
         )
 
 
-def tool_error_result(
-    call: ToolCall,
-    code: GMIErrorCode | str,
-    message: str,
-    details: Mapping[str, Any] | None = None,
-) -> ToolResult:
-    """An error result for ``call``: the message as output, ``error_details`` with the code."""
-    error_details: dict[str, Any] = {"code": str(code), "message": message}
-    if details:
-        error_details["details"] = dict(details)
-    return ToolResult(
-        call.id, call.name, output=message, is_error=True, error_details=error_details
-    )
-
-
 def _parse_arguments(call: ToolCall) -> dict[str, Any]:
     """The call's arguments as a dict: a dict as it is, a JSON object string parsed, none as {}.
 
@@ -250,7 +236,9 @@ def _parse_arguments(call: ToolCall) -> dict[str, Any]:
     string means no arguments. Text that is not JSON raises a `GMIError` (``VALIDATION_ERROR``,
     "Failed to parse arguments ..."); JSON that is not an object a `ToolArgumentsError`.
     """
-    raw: object = call.arguments
+    # A provider keeps argument text that does not parse beside the call (the model's mistake):
+    # it takes the same invalid-arguments path as text a caller hands over.
+    raw: object = call.arguments if call.unparsed_arguments is None else call.unparsed_arguments
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}
     if isinstance(raw, str):

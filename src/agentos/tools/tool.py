@@ -148,6 +148,23 @@ class Tool:
         )
 
     @classmethod
+    def coerce(cls, item: Tool | Handler) -> Tool:
+        """``item`` as a tool: a `Tool` as it is, a plain function wrapped by `from_function`.
+
+        Plain functions are accepted wherever tools are, as pydantic-ai users expect. Raises
+        `TypeError` for anything else, and what `from_function` raises for a function it
+        cannot describe (``*args``, a name providers refuse such as ``<lambda>``).
+        """
+        if isinstance(item, Tool):
+            return item
+        if not callable(item) or isinstance(item, type):
+            raise TypeError(
+                f"{type(item).__name__} is not a Tool or a function "
+                "(see agentos.tool and Tool.from_schema)"
+            )
+        return cls.from_function(item)
+
+    @classmethod
     def from_schema(
         cls,
         name: str,

@@ -82,6 +82,8 @@ class StreamState:
     cache_read: int = 0
     cache_write: int = 0
     blocks: dict[int, _Block] = field(default_factory=dict)
+    held: list[tuple[ToolCall, bool]] = field(default_factory=list)
+    """Tool calls held for the stop reason, from the first whose input did not parse on."""
 
     @property
     def schema_tool(self) -> str | None:
@@ -140,10 +142,26 @@ class StreamState:
                 self.stop_details = details.to_dict() if details is not None else None
                 if self.stop_reason == "refusal":
                     raise self._refusal()
-                return [UsageChunk(self.usage())]
+                return [*self._release(), UsageChunk(self.usage())]
             case "message_stop":
                 self.stopped = True
         return []
+
+    def _hold(self, call: ToolCall, *, parsed: bool) -> list[ModelChunk]:
+        """A call now, or held until the stop reason says whether the output limit cut it.
+
+        Input that does not parse is cut JSON when the limit stopped the reply (a cut call is
+        never run) and the model's mistake otherwise; later calls wait too, to keep the order.
+        """
+        if parsed and not self.held:
+            return [ToolCallChunk(call)]
+        self.held.append((call, parsed))
+        return []
+
+    def _release(self) -> list[ModelChunk]:
+        cut = _FINISH.get(self.stop_reason or "") == "length"
+        held, self.held = self.held, []
+        return [ToolCallChunk(call) for call, parsed in held if parsed or not cut]
 
     def _text(self, text: str) -> list[ModelChunk]:
         if self.schema_tool is not None:
@@ -182,11 +200,16 @@ class StreamState:
                     self.output = True  # the whole input came with the block's start
                     return [TextDelta(json.dumps(data.get("input") or {}, ensure_ascii=False))]
                 raw = "".join(block.parts)
-                arguments = json.loads(raw) if raw.strip() else data.get("input") or {}
-                if not isinstance(arguments, dict):
-                    raise ValueError(f"tool_use input is not a JSON object: {raw[:200]}")
                 self.output = True
-                return [ToolCallChunk(ToolCall(data["id"], data["name"], arguments))]
+                try:
+                    arguments = json.loads(raw) if raw.strip() else data.get("input") or {}
+                except json.JSONDecodeError:
+                    arguments = None
+                if not isinstance(arguments, dict):
+                    # The model's mistake: the tool round answers it with an error result.
+                    call = ToolCall(data["id"], data["name"], {}, unparsed_arguments=raw)
+                    return self._hold(call, parsed=False)
+                return self._hold(ToolCall(data["id"], data["name"], arguments), parsed=True)
             case "thinking":
                 thinking = dict(data)
                 thinking["thinking"] = str(data.get("thinking") or "") + "".join(block.parts)

@@ -6,7 +6,8 @@
 - tool-call fragments are joined by their ``index`` (parallel calls interleave) and become
   one `ToolCallChunk` per call, with parsed arguments, when the finish reason arrives: a call
   is complete only then, and holding it lets a call cut before its end fail before any output,
-  so the gateway can still fall back;
+  so the gateway can still fall back; arguments that are not a JSON object are the model's
+  mistake, kept as ``ToolCall.unparsed_arguments`` for the tool round to answer with an error;
 - the finish reason is normalised (``function_call`` is ``tool_calls``; a reply that called tools
   but says ``stop``, as some compatible servers do, is ``tool_calls``; an unknown one is
   ``other``) and becomes the `FinishChunk`;
@@ -195,18 +196,20 @@ class StreamAssembler:
 
     def _tool_call(self, index: int, pending: _PendingCall, *, cut: bool) -> ToolCall | None:
         text = "".join(pending.arguments)
+        arguments: object = None
         try:
             arguments = json.loads(text) if text.strip() else {}
         except json.JSONDecodeError:
             if cut:
                 return None  # the output limit cut the call: the step finishes as "length"
-            raise self._broken(
-                f"tool call {pending.name or index!r} has arguments that are not JSON: {text!r}"
-            ) from None
-        if not isinstance(arguments, dict) or not pending.name:
-            raise self._broken(f"tool call {index} has no name or non-object arguments")
+        if not pending.name:
+            raise self._broken(f"tool call {index} has no name")
         # Some compatible servers send no call id; the next request must still pair the result.
         call_id = pending.id or f"call_{uuid.uuid4().hex[:24]}"
+        if not isinstance(arguments, dict):
+            # The model's mistake, not the stream's: the call gets an error result the model
+            # sees (the orchestrator's invalid-arguments path) and its sibling calls still run.
+            return ToolCall(call_id, pending.name, {}, unparsed_arguments=text)
         return ToolCall(call_id, pending.name, arguments)
 
     def _broken(self, message: str) -> ProviderError:
