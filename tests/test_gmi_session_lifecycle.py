@@ -30,6 +30,7 @@ from agentos.core.errors import GMIError
 from agentos.core.messages import Message, Role, ToolCall
 from agentos.core.usage import ModelUsage
 from agentos.gmi import GMI, GMIPrimeState
+from agentos.memory import InMemoryMemoryStore, SQLiteMemoryStore
 from agentos.storage.session_store import InMemorySessionStore, SessionStore, SQLiteSessionStore
 from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from fakes.tools import add
@@ -387,3 +388,19 @@ async def test_memory_grows_by_one_small_entry_per_opened_id() -> None:
             tracemalloc.stop()
     assert min(per_cycle) <= BYTES_PER_OPENED_ID, per_cycle
     assert agent.usage("session-002199").total_tokens > 0
+
+
+@pytest.mark.parametrize("kind", ["in-memory", "sqlite"])
+async def test_agent_close_leaves_a_passed_memory_store_open_for_the_next_memory(
+    kind: str, tmp_path: Path
+) -> None:
+    """The caller's memory store outlives agent.close(): the next session builds over it."""
+    store = InMemoryMemoryStore() if kind == "in-memory" else SQLiteMemoryStore(path=tmp_path / "m")
+    model = ScriptedModel(["Noted.", "You like jasmine tea."])
+    agent = gmi(model=model, memory={"embedder": HashEmbedder(64), "store": store})
+    await agent.session("monday", user_id="ada").send("I like jasmine tea.")
+    await agent.close()
+    await agent.session("friday", user_id="ada").send("What tea do I like?")
+    assert "I like jasmine tea." in "\n".join(m.text for m in model.requests[-1].messages)
+    await agent.close()
+    await store.close()

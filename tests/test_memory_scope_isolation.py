@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentos import gmi
+from agentos.api.gmi_agent import GmiAgent
 from agentos.api.gmi_session import GmiSession
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message
@@ -102,9 +103,19 @@ class Scenario:
             return f"Noted, the secret word is kept rmk{next(counter):04d}."
 
         self.model = ScriptedModel(reply)
-        self.agent = gmi(model=self.model, memory={"embedder": HashEmbedder(DIM), "store": store})
+        self.store = store
+        self.agent = self.new_agent()
         self.ledger = Ledger()
         self.openings: set[tuple[str, str | None]] = set()
+
+    def new_agent(self) -> GmiAgent:
+        """An agent on the scenario's memory store (a new process on the same memory file)."""
+        return gmi(model=self.model, memory={"embedder": HashEmbedder(DIM), "store": self.store})
+
+    async def restart(self) -> None:
+        """``agent.close()``, then a new agent on the same memory store, as a restart does."""
+        await self.agent.close()
+        self.agent = self.new_agent()
 
     async def send(self, session: GmiSession) -> None:
         """Send a marked message on ``session``; check every request it made."""
@@ -122,8 +133,10 @@ class Scenario:
             assert seen <= allowed, f"{session.id}/{user_id} was sent {sorted(seen - allowed)}"
 
     async def recalled(self, scopes: Sequence[tuple[MemoryScope, str]]) -> set[str]:
-        memory = self.agent.memory
-        assert memory is not None
+        # After a restart with no session opened yet, read the kept store as the next agent will.
+        memory = self.agent.memory or CognitiveMemoryManager(
+            CognitiveMemoryConfig(embedder=HashEmbedder(DIM), store=self.store)
+        )
         options = RetrievalOptions(scopes=scopes, top_k=100, neutral_mood=True)
         result = await memory.retrieve(QUERY, options=options)
         return {m for hit in result.retrieved for m in markers(hit.trace.content)}
@@ -142,6 +155,7 @@ OPS = st.lists(
     st.one_of(
         st.tuples(st.just("send"), st.sampled_from(IDS), st.sampled_from((None, "", *IDS))),
         st.tuples(st.just("close"), st.sampled_from(IDS), st.none()),
+        st.tuples(st.just("restart"), st.just(""), st.none()),
     ),
     min_size=1,
     max_size=14,
@@ -152,6 +166,10 @@ async def play(ops: list[Op], store: MemoryStore) -> None:
     scenario = Scenario(store)
     handles: dict[str, GmiSession] = {}
     for op, session_id, user_id in ops:
+        if op == "restart":
+            await scenario.restart()
+            handles.clear()
+            continue
         if op == "close":
             handle = handles.pop(session_id, None)
             if handle is not None:
@@ -213,8 +231,11 @@ async def test_a_session_without_a_user_never_reaches_the_user_of_its_id(store: 
     assert not markers(system_text(scenario.model)) & alice_said
     # The anonymous session's message is filed in its own (thread) scope, not in user alice's.
     assert await scenario.recalled([ScopeKey.user("alice")]) == alice_said
-    thread = await scenario.recalled([ScopeKey.thread("alice")])
-    assert thread == {m for m, w in scenario.ledger.written.items() if w.scope_id == "alice"}
+    thread = await scenario.recalled([ScopeKey.thread(anonymous.scope_id)])
+    assert thread == {
+        m for m, w in scenario.ledger.written.items() if w.scope_id == anonymous.scope_id
+    }
+    assert thread
     await agent.close()
 
 
@@ -323,3 +344,31 @@ async def test_a_session_without_a_user_is_not_picked_up_by_one(tmp_path: Path) 
         resumed.session("shared", user_id="mallory")
     assert caught.value.details == {"option": "user_id"}
     await resumed.close()
+
+
+@pytest.mark.parametrize("store", sorted(STORES))
+async def test_a_new_agent_on_a_kept_memory_does_not_continue_another_users_session(
+    store: str,
+) -> None:
+    """A restart with the memory file kept but no session store: session "a" is not continued.
+
+    The spec's "first opening" assumes agent.close() starts a new memory; a passed store
+    outlives the agent, so the next agent's "a" is a new scope and bob never sees alice's "a".
+    """
+    scenario = Scenario(STORES[store]())
+    first = scenario.agent.session("a", user_id="alice")
+    await scenario.send(first)
+    alice_text = set(scenario.ledger.written)
+    await scenario.restart()
+    for user_id in ("bob", None):
+        later = scenario.agent.session("a", user_id=user_id)
+        assert later.scope_id != first.scope_id
+        await scenario.send(later)
+        assert not markers(system_text(scenario.model)) & alice_text
+        await later.close()
+    # Alice herself still recalls what she said, from the kept memory.
+    await scenario.send(scenario.agent.session("b", user_id="alice"))
+    assert markers(system_text(scenario.model)) & alice_text == alice_text & (
+        scenario.ledger.said_by("alice")
+    )
+    await scenario.agent.close()

@@ -149,6 +149,12 @@ class GmiAgent:
         self._built = _Built(persona, instance, model.provider_id, model.model_id, memory)
         return self._built
 
+    @property
+    def _memory_outlives_agent(self) -> bool:
+        """Whether the cognitive memory's store is the caller's (see `_scope`)."""
+        settings = self.options.get("memory")
+        return isinstance(settings, Mapping) and isinstance(settings.get("store"), MemoryStore)
+
     async def _build_memory(self, provider_id: str) -> CognitiveMemoryManager:
         settings = self.options.get("memory")
         settings = settings if isinstance(settings, Mapping) else {}
@@ -360,6 +366,12 @@ class GmiAgent:
         The session id at its first opening, a new id at each opening after a close. With a
         durable store, a session still open in it (another process's, or this one's before a
         restart) continues with its scope and user; one closed there starts anew.
+
+        The spec's "first opening" assumes ``agent.close()`` starts a new memory. A memory store
+        the caller passed outlives the agent (a SQLite file, a store shared by two agents), so
+        there an id's first opening in this agent may follow another agent's session of that
+        id, perhaps another user's: such an opening gets a new scope id too, and only a session
+        the durable store holds open continues an earlier scope.
         """
         info = store.load_info(session_id) if store is not None else None
         if info is not None and info.open:
@@ -373,7 +385,7 @@ class GmiAgent:
                 )
             self._opened.add(session_id)
             return info.scope_id, user_id or info.user_id
-        reopened = session_id in self._opened or info is not None
+        reopened = session_id in self._opened or info is not None or self._memory_outlives_agent
         scope_id = f"{session_id}#{uuid.uuid4().hex[:8]}" if reopened else session_id
         self._opened.add(session_id)
         if store is not None:

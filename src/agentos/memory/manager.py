@@ -12,7 +12,9 @@
 - `observe()` feeds the observer/reflector pipeline (with a model invoker only): notes, then
   reflected memories encoded in the observing scope and prospective reminders.
 - `run_consolidation()` runs a consolidation cycle on demand; `start()` runs one every interval
-  (an hour by default) and `shutdown()` stops it and closes the store.
+  (an hour by default) and `shutdown()` stops it and closes the store the manager made (a
+  store passed in `CognitiveMemoryConfig` is the caller's: it outlives the manager and stays
+  open, so an agent closed and used again, or a second agent, can build a memory over it).
 
 Every call of one manager may come from a different session: recall reads only the scopes a
 call names, and the observer keeps one buffer per scope, so no session hears another's notes.
@@ -75,6 +77,7 @@ class CognitiveMemoryManager:
     def __init__(self, config: CognitiveMemoryConfig) -> None:
         self.config = config
         self.store: MemoryStore = config.store or InMemoryMemoryStore()
+        self._owns_store = config.store is None
         self.clock = config.clock
         self.rng = config.rng or random.Random()
         mechanisms = resolve_mechanisms_config(config.mechanisms)
@@ -140,13 +143,14 @@ class CognitiveMemoryManager:
         return self._loop.interval if self._loop is not None and not self._closed else None
 
     async def shutdown(self) -> None:
-        """Stop the consolidation loop and close the store (idempotent)."""
+        """Stop the consolidation loop and close the store it made, not a passed one."""
         if self._closed:
             return
         self._closed = True
         if self._loop is not None:
             await self._loop.stop()
-        await self.store.close()
+        if self._owns_store:
+            await self.store.close()
 
     def _check_open(self) -> None:
         if self._closed:
