@@ -8,10 +8,12 @@ import stat
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentos.core import GMIError, GMIErrorCode, ModelUsage
+from agentos.memory import SQLiteMemoryStore
 from agentos.storage import (
     AGENTOS_HOME_ENV,
     USAGE_LEDGER_MIGRATIONS,
@@ -28,6 +30,7 @@ from agentos.storage import (
     open_database,
 )
 from agentos.storage import sqlite as sqlite_module
+from agentos.storage.session_store import SQLiteSessionStore
 from agentos.storage.sqlite import _statements
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -467,6 +470,20 @@ async def test_a_shared_database_stays_open_after_the_ledger_closes(database: Da
 def test_a_ledger_takes_a_database_or_a_path_not_both(database: Database, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not both"):
         SQLiteUsageLedger(database, path=tmp_path / "other.db")
+
+
+@pytest.mark.parametrize("store", [SQLiteUsageLedger, SQLiteSessionStore, SQLiteMemoryStore])
+def test_a_file_name_given_positionally_is_refused_with_the_path_hint(
+    store: type[Any], tmp_path: Path
+) -> None:
+    name = str(tmp_path / "x.db")
+    with pytest.raises(TypeError) as caught:
+        store(name)
+    assert str(caught.value) == (
+        f"{store.__name__}'s database must be an open agentos Database, got str; "
+        f"for a file, use {store.__name__}(path={name!r})"
+    )
+    assert not (tmp_path / "x.db").exists()  # refused before anything was opened
 
 
 def test_a_ledger_closes_what_it_opened_when_migrating_fails(

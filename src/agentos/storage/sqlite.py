@@ -151,10 +151,22 @@ def open_store_database(
     """The database a store named ``owner`` lives in, with ``store``'s migrations applied.
 
     A store takes an open ``database`` (shared, its caller closes it) or a ``path`` to open one
-    it owns (``None``: the default database); both is a `ValueError` naming ``owner``. Returns
-    the database and whether the store owns it. A database opened here is closed again when the
-    migrations fail, so a store that cannot open leaves no connection behind.
+    it owns (``None``: the default database); both is a `ValueError` naming ``owner``, and a
+    ``database`` that is no `Database` (a file name given positionally) a `TypeError` that says
+    to pass it as ``path=``. Returns the database and whether the store owns it. A database
+    opened here is closed again when the migrations fail, so a store that cannot open leaves no
+    connection behind.
     """
+    if database is not None and not isinstance(database, Database):
+        hint = (
+            f"; for a file, use {owner}(path={database!r})"
+            if isinstance(database, str | os.PathLike)
+            else ""
+        )
+        raise TypeError(
+            f"{owner}'s database must be an open agentos Database, got "
+            f"{type(database).__name__}{hint}"
+        )
     if database is not None and path is not None:
         raise ValueError(f"give {owner} a database or a path, not both")
     owned = database is None
