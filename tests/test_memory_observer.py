@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentos.core.tokens import estimate_tokens
 from agentos.memory.observer import (
     MemoryObserver,
     NoteEmotion,
@@ -20,7 +21,6 @@ from agentos.memory.observer import (
     ObservationBuffer,
     ObservationNote,
     ObserverConfig,
-    estimate_tokens,
     observer_system_prompt,
     relative_time_label,
 )

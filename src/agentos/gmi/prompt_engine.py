@@ -28,10 +28,10 @@ from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message
+from agentos.core.tokens import estimate_tokens, message_text_for_estimate
 from agentos.gmi.history import normalize_history
 from agentos.llm import catalog
 from agentos.llm.model import ToolDefinition
-from agentos.llm.token_estimate import estimate_tokens, message_text_for_estimate
 
 __all__ = [
     "DISCOVERY_PRIORITY",

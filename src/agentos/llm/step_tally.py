@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from agentos.core.messages import Message
+from agentos.core.tokens import estimate_tokens_for_chars, message_text_for_estimate
 from agentos.core.usage import ModelUsage
 from agentos.llm.model import (
     FinishChunk,
@@ -28,11 +29,7 @@ from agentos.llm.model import (
     ToolCallChunk,
     UsageChunk,
 )
-from agentos.llm.token_estimate import (
-    estimate_prompt_tokens,
-    estimate_tokens_for_chars,
-    message_text_for_estimate,
-)
+from agentos.llm.token_estimate import estimate_prompt_tokens
 
 __all__ = ["StepTally"]
 

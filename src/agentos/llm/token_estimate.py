@@ -1,52 +1,19 @@
-"""The spec's token estimate: characters / 4, rounded up (PromptEngine, budgets, test doubles).
+"""The token estimate of a whole request (`agentos.core.tokens` counts text and messages).
 
-Exact counts come from the provider's usage report; this estimate sizes a request before it is
-sent. A message counts its text, its tool calls (name and JSON arguments) and its tool result's
-JSON output; a request also counts the tools it offers.
+A request counts its messages and the tools it offers, each at characters / 4, rounded up.
 """
 
 from __future__ import annotations
 
-import json
-import math
-
-from agentos.core.messages import Message
+from agentos.core.tokens import compact_json, estimate_tokens_for_chars, message_text_for_estimate
 from agentos.llm.model import ModelRequest
 
-__all__ = [
-    "estimate_prompt_tokens",
-    "estimate_tokens",
-    "estimate_tokens_for_chars",
-    "message_text_for_estimate",
-]
-
-
-def estimate_tokens(text: str) -> int:
-    """Characters / 4, rounded up."""
-    return estimate_tokens_for_chars(len(text))
-
-
-def estimate_tokens_for_chars(chars: int) -> int:
-    """`estimate_tokens` of a text of ``chars`` characters, for a count kept as text streams."""
-    return math.ceil(chars / 4)
-
-
-def message_text_for_estimate(message: Message) -> str:
-    """What a message puts in front of the model: text, tool calls, a tool result's output."""
-    parts = [message.text]
-    parts.extend(call.name + _json(call.arguments) for call in message.tool_calls)
-    if message.tool_result is not None:
-        parts.append(_json(message.tool_result.output))
-    return "".join(parts)
+__all__ = ["estimate_prompt_tokens"]
 
 
 def estimate_prompt_tokens(request: ModelRequest) -> int:
     """The estimated size of everything ``request`` sends: its messages and tool definitions."""
     chars = sum(len(message_text_for_estimate(message)) for message in request.messages)
     for tool in request.tools:
-        chars += len(tool.name) + len(tool.description) + len(_json(tool.parameters))
-    return math.ceil(chars / 4)
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
+        chars += len(tool.name) + len(tool.description) + len(compact_json(tool.parameters))
+    return estimate_tokens_for_chars(chars)

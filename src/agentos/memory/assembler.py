@@ -16,11 +16,11 @@ narrative ones, emotionality lines that name the feeling a memory carries.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentos.core.tokens import estimate_tokens
 from agentos.memory.trace import DAY, HOUR, MINUTE, MemoryTrace, MemoryType
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "MemorySections",
     "Recalled",
     "assemble_memory_context",
-    "estimate_tokens",
     "memory_style",
 ]
 
@@ -81,11 +80,6 @@ class AssembledMemoryContext:
     tokens_used: int
     allocation: Mapping[str, int] = field(default_factory=dict)
     included_memory_ids: tuple[str, ...] = ()
-
-
-def estimate_tokens(text: str) -> int:
-    """Characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 def memory_style(traits: Mapping[str, float] | None) -> Style:

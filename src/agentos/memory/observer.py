@@ -28,6 +28,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentos.core.json_reply import parse_json_object
+from agentos.core.tokens import estimate_tokens
 from agentos.memory.invoker import ModelInvoker
 from agentos.memory.trace import DAY, HOUR, MINUTE, PAD
 from agentos.memory.traits import TraitMap, trait_level
@@ -42,18 +43,12 @@ __all__ = [
     "ObservationBuffer",
     "ObservationNote",
     "ObserverConfig",
-    "estimate_tokens",
     "observer_system_prompt",
     "relative_time_label",
 ]
 
 TRAIT_EMPHASIS_THRESHOLD = 0.6
 """A trait strictly above this value adds its emphasis to the observer and reflector prompts."""
-
-
-def estimate_tokens(text: str) -> int:
-    """The token estimate the buffer and reflector use: ``ceil(len(text) / 4)``."""
-    return math.ceil(len(text) / 4)
 
 
 class NoteType(StrEnum):

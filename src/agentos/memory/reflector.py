@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agentos.core.json_reply import parse_json_object
+from agentos.core.tokens import estimate_tokens
 from agentos.memory.invoker import ModelInvoker
-from agentos.memory.observer import TRAIT_EMPHASIS_THRESHOLD, ObservationNote, estimate_tokens
+from agentos.memory.observer import TRAIT_EMPHASIS_THRESHOLD, ObservationNote
 from agentos.memory.trace import MemoryScope, MemoryTrace, MemoryType, SourceType
 from agentos.memory.traits import TraitMap, trait_level
 

@@ -12,13 +12,13 @@ persona (``invalid``), lets it run with warnings (``degraded``) or passes it (``
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
+from agentos.core.tokens import estimate_tokens
 from agentos.persona.definition import PersonaDefinition
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "PersonaValidationReport",
     "Severity",
     "classify_persona_strict",
-    "estimate_tokens",
     "validate_persona",
     "validate_personas",
 ]
@@ -75,11 +74,6 @@ class PersonaValidationIssue:
     code: PersonaIssueCode
     message: str
     field: str | None = None
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens estimated as characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 @dataclass(frozen=True)

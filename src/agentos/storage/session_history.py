@@ -35,7 +35,7 @@ from enum import StrEnum
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.messages import Message, Role
-from agentos.llm.token_estimate import estimate_tokens, message_text_for_estimate
+from agentos.core.tokens import estimate_tokens, message_text_for_estimate
 
 from .session_lease import HeldLease, SessionLeases, acquire_lease
 from .session_store import InMemorySessionStore, SessionChanges, SessionStore, StoredMessage

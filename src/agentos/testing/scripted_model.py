@@ -19,6 +19,7 @@ from typing import Any
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.messages import Message, ReplayBlock, ToolCall
+from agentos.core.tokens import estimate_tokens, message_text_for_estimate
 from agentos.core.usage import ModelUsage
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import (
@@ -35,7 +36,6 @@ from agentos.llm.model import (
     with_schema_prompt,
 )
 from agentos.llm.providers._openai_wire import schema_instruction
-from agentos.llm.token_estimate import estimate_tokens, message_text_for_estimate
 
 __all__ = ["ScriptFunction", "ScriptStep", "ScriptedModel", "estimate_tokens"]
 
