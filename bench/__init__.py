@@ -11,7 +11,8 @@ the target and PASS or FAIL, and writes the figures to ``bench/results/<name>.js
 A new benchmark is a module that subclasses `Benchmark` and calls `register`; import it below.
 """
 
-from bench import gateway_stream as gateway_stream  # imported for its registrations
+from bench import concurrency as concurrency  # imported for its registrations
+from bench import gateway_stream as gateway_stream
 from bench import gmi_session as gmi_session
 from bench import gmi_turn as gmi_turn
 from bench import local_metaprompts as local_metaprompts
@@ -20,6 +21,7 @@ from bench import memory_retrieve as memory_retrieve
 from bench import memory_store as memory_store
 from bench import sentiment_score as sentiment_score
 from bench import session_cycles as session_cycles
+from bench import session_stream as session_stream
 from bench.registry import BENCHMARKS, Benchmark, Metric, Sample, get, register
 
 __all__ = ["BENCHMARKS", "Benchmark", "Metric", "Sample", "get", "register"]

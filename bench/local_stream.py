@@ -16,7 +16,7 @@ count beside it: agentos's ``usage.completion_tokens``, llama-cpp-python's conte
 Fairness decisions, each measured on a 2-core machine:
 
 - **One Llama instance.** The baseline uses agentos's own loaded instance
-  (``agentos.llm.local._load``), not a second load: identical weights, ``n_ctx`` and
+  (``agentos.llm._local_llama.load_gguf``), not a second load: identical weights, ``n_ctx`` and
   ``n_threads`` by construction, one KV cache, half the memory. Runs never overlap; the baseline
   also holds the instance's lock, as agentos's worker does.
 - **The baseline runs in a fresh thread per run, like agentos's worker.** llama.cpp here is
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import agentos
-from agentos.llm import local
+from agentos.llm import _local_llama, local
 from bench.registry import Benchmark, Metric, Sample, register
 
 __all__ = ["LocalStream", "settle_local_workers"]
@@ -107,7 +107,9 @@ class LocalStream(Benchmark):
         self._runs: dict[str, list[_Run]] = {"candidate": [], "baseline": []}
 
     def setup(self) -> None:
-        self._loaded = local._load(local.bundled_gguf_path(), local.LOCAL_CONTEXT_WINDOW)
+        self._loaded = _local_llama.load_gguf(
+            _local_llama.bundled_gguf_path(), local.LOCAL_CONTEXT_WINDOW
+        )
         # One loop for every candidate run, as an application has; its creation is not timed.
         self._runner = asyncio.Runner()
         # Warm both paths (template compile, first-call allocations, the loop's executor).
@@ -143,7 +145,9 @@ class LocalStream(Benchmark):
             "max_tokens": MAX_TOKENS,
             "sampling": SAMPLING,
             "reset_kv_cache_each_run": True,
-            "llama_instance": "agentos.llm.local._load(bundled GGUF, LOCAL_CONTEXT_WINDOW)",
+            "llama_instance": (
+                "agentos.llm._local_llama.load_gguf(bundled GGUF, LOCAL_CONTEXT_WINDOW)"
+            ),
             "n_ctx": self._llama.n_ctx() if self._loaded is not None else None,
             "n_threads": self._llama.n_threads if self._loaded is not None else None,
             "baseline_thread": "fresh thread per run, timer started inside it",

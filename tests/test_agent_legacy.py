@@ -34,7 +34,7 @@ from agentos.api import (
 )
 from agentos.api.warnings import UnappliedOptionsWarning
 from agentos.gmi.prompt_engine import ContextWindowExceededError
-from agentos.llm.spend_budget import SpendBudget
+from agentos.llm.budget import SpendBudget
 from agentos.persona.personality import PERSONALITY_HEADING, personality_section
 from agentos.testing import ScriptedModel, ScriptStep
 

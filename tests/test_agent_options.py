@@ -34,7 +34,7 @@ from agentos.api.option_checks import (
 )
 from agentos.api.warnings import AgentOSWarning, UnappliedOptionsWarning
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.llm.spend_budget import SpendBudget
+from agentos.llm.budget import SpendBudget
 from agentos.memory.mechanisms import MechanismsConfig, resolve_mechanisms_config
 from agentos.persona.metaprompt_presets import PRESET_NAMES, SENTIMENT_PRESET_IDS
 from agentos.persona.personality import PERSONALITY_HEADING, personality_section

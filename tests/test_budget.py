@@ -27,6 +27,7 @@ from agentos.llm import (
 )
 from agentos.llm.budget import (
     DEFAULT_OUTPUT_CAP,
+    BudgetedModel,
     BudgetLike,
     CostCapExceededError,
     JointBudget,
@@ -36,7 +37,6 @@ from agentos.llm.budget import (
     SpendLimitInfo,
     UnpricedModelError,
 )
-from agentos.llm.budgeted_model import BudgetedModel
 from agentos.llm.catalog import ModelInfo
 from agentos.llm.token_estimate import estimate_prompt_tokens
 from agentos.testing import ScriptedModel, ScriptStep

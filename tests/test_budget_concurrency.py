@@ -22,13 +22,13 @@ from agentos import ModelUsage, SpendBudget, generate_text, gmi, stream_text
 from agentos.core.messages import Message
 from agentos.llm import CompletionOptions, ModelRequest, ToolDefinition
 from agentos.llm.budget import (
+    BudgetedModel,
     CostCapExceededError,
     JointBudget,
     SpendCall,
     SpendLimitError,
     SpendLimitInfo,
 )
-from agentos.llm.budgeted_model import BudgetedModel
 from agentos.llm.token_estimate import estimate_prompt_tokens
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.priced_model import price, priced_catalog

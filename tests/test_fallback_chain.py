@@ -1,4 +1,4 @@
-"""`agentos.llm.fallback_chain`: fallback legs and the chains built from the environment.
+"""`agentos.llm.gateway` (fallback): fallback legs and the chains built from the environment.
 
 Spec, "Model calls through a completion gateway" (the policy-aware chain from the provider keys
 in the environment, without the primary's provider; a fallback entry's effort, cache and
@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentos.core import GMIError, GMIErrorCode
-from agentos.llm import fallback_chain
-from agentos.llm.fallback_chain import (
+from agentos.llm.gateway import (
     POLICY_TIERS,
     UNCENSORED_LEGS,
     FallbackLeg,
     build_fallback_chain,
     build_policy_aware_fallback_chain,
 )
+from agentos.llm.gateway import _fallback as fallback_chain
 
 ALL_KEYS = {
     "OPENAI_API_KEY": "sk-openai",

@@ -17,8 +17,13 @@ from agentos.llm import (
     TextDelta,
     UsageChunk,
 )
-from agentos.llm.fallback_chain import FallbackLeg
-from agentos.llm.gateway import AttemptFailed, GatewayDefaults, Hop, create_completion_gateway
+from agentos.llm.gateway import (
+    AttemptFailed,
+    FallbackLeg,
+    GatewayDefaults,
+    Hop,
+    create_completion_gateway,
+)
 from agentos.testing import FakeClock, ScriptedModel, ScriptStep
 
 REQUEST = ModelRequest([Message.user("Hi")])

@@ -61,7 +61,7 @@ from agentos.llm import (
 )
 from agentos.llm.model import ChatModel, FinishReason
 from agentos.llm.resolve import resolve_model
-from agentos.storage.usage_ledger import InMemoryUsageLedger
+from agentos.storage.ledger import InMemoryUsageLedger
 from fakes import anthropic_server as anthropic_wire
 from fakes import gemini_server as gemini_wire
 from fakes import openai_server as openai_wire

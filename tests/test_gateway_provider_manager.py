@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentos import Message
 from agentos.llm import FallbackLeg, GatewayDefaults, ModelRequest, create_completion_gateway
-from agentos.llm.gateway_provider_manager import GatewayProviderManager
+from agentos.llm.gateway import GatewayProviderManager
 from agentos.testing import ScriptedModel, ScriptStep
 
 

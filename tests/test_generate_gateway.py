@@ -23,7 +23,7 @@ from agentos import (
 from agentos.api.structured import ObjectGenerationError
 from agentos.llm import KNOWN_PROVIDERS, ProviderInfo, SpendLimitError
 from agentos.llm.metering import UsageEvent
-from agentos.storage.usage_ledger import InMemoryUsageLedger
+from agentos.storage.ledger import InMemoryUsageLedger
 from agentos.testing import ScriptedModel, ScriptStep
 
 

@@ -19,9 +19,9 @@ from agentos.api.gmi_agent import create_gmi, gmi
 from agentos.api.warnings import UnappliedOptionsWarning
 from agentos.core.errors import GMIError
 from agentos.core.messages import Message, Role, ToolCall
-from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
-from agentos.storage.session_history import is_partial
+from agentos.storage.ledger import InMemoryUsageLedger
 from agentos.storage.session_store import SQLiteSessionStore
+from agentos.storage.unfinished_turns import is_partial
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.tools import add
 

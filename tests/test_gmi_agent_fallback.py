@@ -15,10 +15,9 @@ import pytest
 from agentos.api.gmi_agent import gmi
 from agentos.core.errors import GMIError
 from agentos.core.usage import ModelUsage
-from agentos.llm.budget_errors import SpendLimitInfo
-from agentos.llm.spend_budget import SpendBudget
+from agentos.llm.budget import SpendBudget, SpendLimitInfo
 from agentos.llm.token_estimate import estimate_prompt_tokens
-from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
+from agentos.storage.ledger import InMemoryUsageLedger
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.openai_server import ChunkMaker, OpenAIServer, stream_reply
 

@@ -14,10 +14,9 @@ from agentos.api.results import ErrorPart, FinishPart
 from agentos.core.errors import GMIError
 from agentos.core.messages import ToolCall
 from agentos.core.usage import ModelUsage
-from agentos.llm.budget_errors import SpendLimitInfo
+from agentos.llm.budget import SpendBudget, SpendLimitInfo
 from agentos.llm.metering import set_content_safe_telemetry, set_global_llm_observer
-from agentos.llm.spend_budget import SpendBudget
-from agentos.storage.usage_records import UsageEvent
+from agentos.storage.ledger import UsageEvent
 from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from fakes.tools import add
 

@@ -16,8 +16,8 @@ from agentos.api.memory_provider import MemoryProviderWarning
 from agentos.api.structured import ObjectGenerationError
 from agentos.core.errors import GMIError
 from agentos.core.messages import Role, ToolCall
-from agentos.llm.spend_budget import SpendBudget
-from agentos.storage.session_history import is_partial
+from agentos.llm.budget import SpendBudget
+from agentos.storage.unfinished_turns import is_partial
 from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from fakes.tools import add
 

@@ -15,9 +15,9 @@ from agentos.core.errors import GMIError
 from agentos.core.messages import Message, Role, ToolCall
 from agentos.core.usage import ModelUsage
 from agentos.gmi.prompt_engine import ContextWindowExceededError
-from agentos.llm.spend_budget import SpendBudget
-from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
-from agentos.storage.session_history import is_partial
+from agentos.llm.budget import SpendBudget
+from agentos.storage.ledger import InMemoryUsageLedger
+from agentos.storage.unfinished_turns import is_partial
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools.tool import Tool
 from fakes.tools import add
@@ -185,7 +185,7 @@ async def test_a_metaprompt_call_stays_out_of_the_ledger_and_the_turns_usage() -
 async def test_with_a_durable_ledger_usage_reads_what_earlier_processes_wrote(
     tmp_path: Path,
 ) -> None:
-    from agentos.storage.sqlite_usage_ledger import SQLiteUsageLedger
+    from agentos.storage.ledger import SQLiteUsageLedger
 
     path = tmp_path / "ledger.db"
     u = ModelUsage(prompt_tokens=10, completion_tokens=2)

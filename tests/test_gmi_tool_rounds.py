@@ -329,8 +329,7 @@ async def test_before_tool_call_skips_or_rewrites_calls_and_a_failing_hook_is_ig
 
 async def test_on_fallback_is_called_through_the_gmis_own_callback() -> None:
     from agentos.gmi import GMI, GMIConfig
-    from agentos.llm.fallback_chain import FallbackLeg
-    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
 
     primary = ScriptedModel([ScriptStep.fail(503, "down")], provider_id="a")

@@ -266,8 +266,7 @@ def test_reasoning_trace_keeps_last_entries_and_copies_details() -> None:
 
 
 async def test_gateway_fallback_hop_serves_and_billed_failure_counts() -> None:
-    from agentos.llm.fallback_chain import FallbackLeg
-    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
 
     billed = ModelUsage(prompt_tokens=5)
@@ -313,8 +312,7 @@ async def test_a_continuation_stays_on_the_serving_hop_and_a_new_turn_starts_at_
     None
 ):
     from agentos.core.messages import Message, ToolResult
-    from agentos.llm.fallback_chain import FallbackLeg
-    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
 
     external = ToolCall("x1", "ext", {})

@@ -400,8 +400,7 @@ async def test_a_plain_turn_gets_no_schema_message_even_without_a_schema_payload
 
 async def test_a_fallback_hop_without_a_schema_payload_gets_the_message_before_its_hook() -> None:
     from agentos.gmi import GMI, GMIConfig, ModelCallInfo
-    from agentos.llm.fallback_chain import FallbackLeg
-    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
 
     primary = ScriptedModel([ScriptStep.fail(529, "overloaded")], provider_id="a")

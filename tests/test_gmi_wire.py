@@ -38,7 +38,7 @@ async def test_case_38_the_usage_only_final_chunk_is_counted_once() -> None:
 
 async def test_a_gmi_session_turn_on_the_openai_wire_sends_the_end_user_and_meters_it() -> None:
     from agentos.api.gmi_agent import gmi
-    from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
+    from agentos.storage.ledger import InMemoryUsageLedger
 
     first = ChunkMaker().text_events(["Hi ", "Ada"], usage=(30, 4))
     second = ChunkMaker().text_events(["Again"], usage=(40, 2))

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 import agentos
 import agentos.cli
+import agentos.cli.chat_run
 from agentos import GMIError, GMIErrorCode, generate_text
 from agentos.api.abort import AbortSignal
 from agentos.api.gmi_agent import gmi
@@ -439,7 +440,7 @@ def test_agentos_chat_refuses_an_empty_model(
     def resolve(provider: str | None, name: str | None, **_: Any) -> ChatModel:
         return model
 
-    monkeypatch.setattr(agentos.cli, "resolve_model", resolve)
+    monkeypatch.setattr(agentos.cli.chat_run, "resolve_model", resolve)
     result = CliRunner().invoke(agentos.cli.app, ["chat", *args, "Hello"])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [

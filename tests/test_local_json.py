@@ -23,12 +23,11 @@ from pydantic import BaseModel
 from agentos import GMIError, GMIErrorCode, generate_text, gmi
 from agentos.core.messages import Message
 from agentos.gmi import GMIMood, ReasoningEntryType
+from agentos.llm._local_llama import bundled_gguf_path, load_gguf
 from agentos.llm.local import (
     LOCAL_CONTEXT_WINDOW,
     LOCAL_MODEL_ENV,
     LocalModel,
-    _load,
-    bundled_gguf_path,
     local_model_available,
 )
 from agentos.llm.local_grammar import (
@@ -230,7 +229,7 @@ async def test_a_metaprompt_on_the_local_model_applies_a_valid_mood() -> None:
 @pytest.mark.local_model
 @needs_local
 def test_a_grammar_llama_cpp_cannot_parse_falls_back_to_one_json_object() -> None:
-    loaded = _load(bundled_gguf_path(), LOCAL_CONTEXT_WINDOW)
+    loaded = load_gguf(bundled_gguf_path(), LOCAL_CONTEXT_WINDOW)
     assert loaded.parsable_grammar('root ::= "{" broken') == json_object_grammar()
     boolean = schema_grammar({"type": "boolean"})
     assert loaded.parsable_grammar(boolean) == boolean

@@ -23,11 +23,8 @@ from agentos import (
     stream_text,
     tool,
 )
-from agentos.llm.local import (
-    LOCAL_CONTEXT_WINDOW,
-    bundled_gguf_path,
-    local_model_available,
-)
+from agentos.llm._local_llama import bundled_gguf_path, load_gguf
+from agentos.llm.local import LOCAL_CONTEXT_WINDOW, local_model_available
 
 pytestmark = [
     pytest.mark.local_model,
@@ -68,9 +65,7 @@ class LlamaSpy:
 @pytest.fixture(scope="module")
 def loaded() -> Any:
     """agentos's own loaded model (the instance every ``provider="local"`` call uses)."""
-    from agentos.llm.local import _load
-
-    return _load(bundled_gguf_path(), LOCAL_CONTEXT_WINDOW)
+    return load_gguf(bundled_gguf_path(), LOCAL_CONTEXT_WINDOW)
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ from agentos.memory.graph import (
     ActivatedNode,
     GraphConfig,
     MemoryGraph,
-    create_memory_graph,
     spread_activation,
 )
 from agentos.memory.graph_dict import KnowledgeGraphMemoryGraph
+from agentos.memory.graph_factory import create_memory_graph
 from agentos.memory.graph_networkx import NetworkXMemoryGraph
 
 BACKENDS = ("knowledge-graph", "networkx")
@@ -406,7 +406,7 @@ def test_without_networkx_the_backend_names_the_extra(monkeypatch: pytest.Monkey
 
 def test_the_default_backend_does_not_import_networkx() -> None:
     code = (
-        "import sys, agentos.memory.graph as g; g.create_memory_graph(); "
+        "import sys, agentos.memory.graph_factory as g; g.create_memory_graph(); "
         "assert 'networkx' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

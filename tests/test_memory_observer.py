@@ -30,13 +30,12 @@ from agentos.memory.prospective import (
     infer_trigger_type,
     prospective_items_from_notes,
 )
-from agentos.memory.reflector import (
+from agentos.memory.reflection_prompt import (
     REFLECTOR_PROMPT_HASH,
-    MemoryReflector,
-    ReflectorConfig,
     conflict_rule,
     reflector_system_prompt,
 )
+from agentos.memory.reflector import MemoryReflector, ReflectorConfig
 from agentos.memory.trace import (
     HOUR,
     PAD,

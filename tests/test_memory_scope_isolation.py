@@ -38,7 +38,7 @@ from agentos.memory import (
     SessionScopes,
     SQLiteMemoryStore,
 )
-from agentos.memory.sqlite_store import MEMORY_STORE
+from agentos.memory.sqlite_schema import MEMORY_STORE
 from agentos.memory.store import TraceFilter
 from agentos.memory.trace import SourceType
 from agentos.storage.session_store import SQLiteSessionStore

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from agentos.memory import sqlite_store as sqlite_store_module
 from agentos.memory.edge import EdgeType, MemoryEdge
 from agentos.memory.in_memory_store import InMemoryMemoryStore
-from agentos.memory.sqlite_store import MEMORY_MIGRATIONS, MEMORY_STORE, SQLiteMemoryStore
+from agentos.memory.sqlite_schema import MEMORY_MIGRATIONS, MEMORY_STORE
+from agentos.memory.sqlite_store import SQLiteMemoryStore
 from agentos.memory.store import MemoryStore, TraceFilter
 from agentos.memory.trace import (
     DAY,

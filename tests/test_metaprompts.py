@@ -20,8 +20,8 @@ from agentos.gmi import (
     ReasoningEntryType,
     render_template,
 )
+from agentos.llm.budget import SpendBudget
 from agentos.llm.model import CompletionOptions, ToolDefinition
-from agentos.llm.spend_budget import SpendBudget
 from agentos.persona import get_preset_metaprompt
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.gmi_helpers import make_gmi, persona, run, turn
@@ -258,8 +258,7 @@ async def test_shutdown_cancels_a_running_metaprompt_cleanly() -> None:
 
 
 async def test_a_metaprompt_finds_no_model_when_another_provider_served_the_turn() -> None:
-    from agentos.llm.fallback_chain import FallbackLeg
-    from agentos.llm.gateway import CompletionGateway, GatewayDefaults
+    from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
 
     primary = ScriptedModel([ScriptStep.fail(503, "down")], provider_id="a")

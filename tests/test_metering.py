@@ -21,8 +21,7 @@ from agentos.llm import (
     UsageChunk,
     catalog,
 )
-from agentos.llm.budget import SpendBudget
-from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.budget import BudgetedModel, SpendBudget
 from agentos.llm.catalog import ModelInfo
 from agentos.llm.metering import (
     MeteredModel,

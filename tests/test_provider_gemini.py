@@ -30,6 +30,7 @@ from agentos.llm import catalog
 from agentos.llm.catalog import ModelInfo
 from agentos.llm.embedding import Embedder
 from agentos.llm.errors import ProviderError
+from agentos.llm.gateway import is_retryable_error
 from agentos.llm.model import (
     ChatModel,
     CompletionOptions,
@@ -41,14 +42,13 @@ from agentos.llm.model import (
     ToolDefinition,
     UsageChunk,
 )
-from agentos.llm.providers import _gemini_request
+from agentos.llm.providers import _gemini_config
 from agentos.llm.providers.gemini import (
     DEFAULT_GEMINI_MODEL,
     GeminiEmbedder,
     GeminiModel,
     create_gemini_model,
 )
-from agentos.llm.retry import is_retryable_error
 from fakes.gemini_server import (
     MODEL_VERSION,
     RESPONSE_ID,
@@ -323,7 +323,7 @@ async def test_service_tier_is_the_request_s_service_tier(
 
 def test_the_service_tiers_are_the_sdks() -> None:
     sdk = {tier.value for tier in types.ServiceTier} - {"unspecified"}
-    assert set(_gemini_request._SERVICE_TIERS) == sdk
+    assert set(_gemini_config._SERVICE_TIERS) == sdk
 
 
 async def test_prompt_cache_key_and_retention_are_never_sent(serve: Serve) -> None:
@@ -379,7 +379,7 @@ async def test_no_served_tier_header_leaves_the_finish_chunk_s_tier_unset(serve:
 
 def test_the_thinking_levels_are_the_sdks() -> None:
     sdk = {level.value for level in types.ThinkingLevel} - {"THINKING_LEVEL_UNSPECIFIED"}
-    assert set(_gemini_request._THINKING_LEVELS) == sdk
+    assert set(_gemini_config._THINKING_LEVELS) == sdk
 
 
 async def test_system_and_summary_messages_become_the_instruction_in_order(serve: Serve) -> None:

@@ -35,6 +35,7 @@ from agentos.core.messages import (
 from agentos.core.usage import ModelUsage
 from agentos.llm import catalog
 from agentos.llm.errors import ProviderError
+from agentos.llm.gateway import is_retryable_error
 from agentos.llm.model import (
     CompletionOptions,
     FinishChunk,
@@ -46,9 +47,9 @@ from agentos.llm.model import (
     UsageChunk,
     closing_stream,
 )
-from agentos.llm.providers._openai_wire import schema_instruction, strict_mode_problem
+from agentos.llm.providers._openai_strict import strict_mode_problem
 from agentos.llm.providers.openai import NO_KEY, OpenAIEmbedder, OpenAIModel
-from agentos.llm.retry import is_retryable_error
+from agentos.llm.schema_prompt import schema_instruction
 from fakes.loopback import LoopbackServer, RecordedRequest, Reply
 from fakes.model_streams import collect, fail, text_of
 from fakes.openai_server import (

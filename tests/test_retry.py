@@ -1,4 +1,4 @@
-"""`agentos.llm.retry`: which failures move a call to its next fallback hop.
+"""`agentos.llm.gateway` (retry): which failures move a call to its next fallback hop.
 
 Spec, "Model calls through a completion gateway" (isRetryableError, content-policy refusals,
 a caller's abort never retried); reference §1.26 for the patterns and §5 item 16 for what the
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from agentos.core import GMIError, GMIErrorCode
 from agentos.llm.budget import CostCapExceededError, SpendLimitInfo
 from agentos.llm.errors import ProviderError, ProviderErrorKind
-from agentos.llm.retry import (
+from agentos.llm.gateway import (
     RETRYABLE_STATUS_CODES,
     http_status_of,
     is_caller_abort,

@@ -24,14 +24,15 @@ from agentos import GMIError, GMIErrorCode, ModelUsage, SpendBudget, gmi, stream
 from agentos.core.messages import ToolCall
 from agentos.llm import ModelChunk, ModelRequest, TextDelta, UsageChunk
 from agentos.llm.metering import set_global_llm_observer
-from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
-from agentos.storage.sqlite import open_database
-from agentos.storage.sqlite_usage_ledger import (
+from agentos.storage.ledger import (
     USAGE_LEDGER_MIGRATIONS,
     USAGE_LEDGER_STORE,
+    InMemoryUsageLedger,
     SQLiteUsageLedger,
+    UsageEvent,
+    UsageTotals,
 )
-from agentos.storage.usage_records import UsageEvent, UsageTotals
+from agentos.storage.sqlite import open_database
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.priced_model import price, priced_catalog
 

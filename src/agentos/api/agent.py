@@ -164,15 +164,14 @@ class Agent:
         self._check_open()
         check_prompt(prompt)
         call = self._call_options("generate()", options, GENERATE_CALL_OPTIONS)
-        return StreamTextResult(
-            AgentTurn(
-                self._settings,
-                prompt,
-                call,
-                on_usage=lambda usage: self._usage.add(usage, None),
-                check_open=self._check_open,
-            )
+        turn = AgentTurn(
+            self._settings,
+            prompt,
+            call,
+            on_usage=lambda usage: self._usage.add(usage, None),
+            check_open=self._check_open,
         )
+        return StreamTextResult(turn, call.get("response_schema"))
 
     # -- sessions ---------------------------------------------------------------------------
 

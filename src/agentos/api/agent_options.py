@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
-from agentos.llm.fallback_chain import FallbackLeg
-from agentos.llm.gateway import Router
+from agentos.llm.budget import SpendBudget
+from agentos.llm.gateway import FallbackLeg, Router
 from agentos.llm.model import ChatModel
-from agentos.llm.spend_budget import SpendBudget
 from agentos.memory.mechanisms import MechanismsConfig
-from agentos.storage.usage_records import UsageLedger
+from agentos.storage.ledger import UsageLedger
 from agentos.tools.tool import Tool
 
 from .cognition import CognitionConfig

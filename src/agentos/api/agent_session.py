@@ -28,7 +28,8 @@ from agentos.llm import catalog
 from agentos.llm.model import ModelRequest, closing_stream
 from agentos.llm.resolve import resolve_model
 from agentos.llm.token_estimate import estimate_prompt_tokens
-from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
+from agentos.storage.history_events import HistoryEvent
+from agentos.storage.session_history import SessionHistoryBuffer
 
 from .call_checks import check_prompt, tools_option
 from .generate import DEFAULT_COT_INSTRUCTION, TextOptions, stream_text
@@ -331,19 +332,18 @@ class AgentSession:
         self._check_open()
         check_prompt(prompt)
         call = self._merge("session.send()", options, SESSION_CALL_OPTIONS)
-        return StreamTextResult(
-            AgentTurn(
-                self._settings,
-                prompt,
-                call,
-                history=self._history,
-                lock=self._lock,
-                session_id=self.id,
-                user_id=self.user_id,
-                on_usage=self._count,
-                check_open=self._check_open,
-            )
+        turn = AgentTurn(
+            self._settings,
+            prompt,
+            call,
+            history=self._history,
+            lock=self._lock,
+            session_id=self.id,
+            user_id=self.user_id,
+            on_usage=self._count,
+            check_open=self._check_open,
         )
+        return StreamTextResult(turn, call.get("response_schema"))
 
     def _count(self, usage: ModelUsage) -> None:
         self._usage = self._usage + usage

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ImagePart, Message, TextPart
 from agentos.llm.model import CacheDiagnosticsRequest, ChatModel
-from agentos.storage.usage_records import UsageLedger
+from agentos.storage.ledger import UsageLedger
 from agentos.tools.tool import Tool
 
 from .abort import AbortSignal

@@ -14,14 +14,17 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
-from agentos.llm.budgeted_model import BudgetedModel
-from agentos.llm.fallback_chain import FallbackLeg
-from agentos.llm.gateway import CompletionGateway, GatewayDefaults, create_completion_gateway
+from agentos.llm.budget import BudgetedModel, BudgetLike
+from agentos.llm.gateway import (
+    CompletionGateway,
+    FallbackLeg,
+    GatewayDefaults,
+    create_completion_gateway,
+)
 from agentos.llm.metering import MeteredModel, MeteringContext
 from agentos.llm.model import ChatModel
 from agentos.llm.resolve import resolve_model
-from agentos.llm.spend_budget import BudgetLike
-from agentos.storage.usage_records import UsageLedger
+from agentos.storage.ledger import UsageLedger
 
 __all__ = ["CALL_BUDGET", "build_gateway", "coerce_legs"]
 

@@ -14,16 +14,16 @@ from typing import Any, Literal, TypedDict, Unpack, cast
 
 from agentos.core.messages import ContentPart, Message, Role
 from agentos.gmi.options import thinking_budget_tokens
-from agentos.llm.fallback_chain import FallbackLeg
+from agentos.llm.budget import SpendBudget
 from agentos.llm.gateway import (
     CompletionGateway,
+    FallbackLeg,
     GatewayDefaults,
     Router,
 )
 from agentos.llm.metering import MeteringContext
 from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice
-from agentos.llm.spend_budget import SpendBudget
-from agentos.storage.usage_records import UsageLedger
+from agentos.storage.ledger import UsageLedger
 from agentos.tools.tool import Tool
 
 from .agent_hooks import (
@@ -171,7 +171,7 @@ def stream_text(
     stream is read or one of the result's awaitables is awaited. A failure ends
     ``full_stream`` with an `ErrorPart` and a ``FinishPart("error")``. See `TextOptions`.
     """
-    return StreamTextResult(_prepare(prompt, options))
+    return StreamTextResult(_prepare(prompt, options), options.get("response_schema"))
 
 
 def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> TextRun:

@@ -33,21 +33,21 @@ from agentos.core.usage import ModelUsage
 from agentos.gmi.config import GMIConfig, ModelCallInfo
 from agentos.gmi.gmi import GMI
 from agentos.gmi.memory_bridge import CognitiveMemoryBridge
+from agentos.llm.budget import SpendBudget
 from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.embedding_resolve import EmbeddingSettings, resolve_embedder, verify_embedder
 from agentos.llm.gateway import CompletionGateway, GatewayDefaults
 from agentos.llm.metering import MeteringContext
 from agentos.llm.model import ChatModel
 from agentos.llm.resolve import resolve_model
-from agentos.llm.spend_budget import SpendBudget
 from agentos.memory.config import CognitiveMemoryConfig
 from agentos.memory.consolidation import ConsolidationConfig
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import MemoryStore
 from agentos.persona.definition import PersonaDefinition
+from agentos.storage.ledger import UsageLedger
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 from agentos.storage.session_store import SessionInfo, SessionStore
-from agentos.storage.usage_records import UsageLedger
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
@@ -441,7 +441,7 @@ class GmiAgent:
             structured=spec,
             abort_signal=call.get("abort_signal"),
         )
-        return StreamTextResult(run)
+        return StreamTextResult(run, schema)
 
     @staticmethod
     def _with_model(built: _Built, provider: str | None, model: object) -> _Built:

@@ -27,10 +27,11 @@ from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import GMIOutput
 from agentos.gmi.gmi import GMI
+from agentos.llm.budget import BudgetLike
 from agentos.llm.model import closing_stream
-from agentos.llm.spend_budget import BudgetLike
-from agentos.storage.session_history import HistoryEvent, SessionHistoryBuffer
-from agentos.storage.usage_records import UsageLedger
+from agentos.storage.history_events import HistoryEvent
+from agentos.storage.ledger import UsageLedger
+from agentos.storage.session_history import SessionHistoryBuffer
 
 from .call_checks import check_call_options, check_prompt, refuse_unknown_options
 from .gmi_turn import GmiTurnRun
@@ -134,7 +135,8 @@ class GmiSession:
         check_prompt(prompt)
         refuse_unknown_options(options, SEND_OPTIONS)
         check_call_options(options)
-        return StreamTextResult(_LockedRun(self, Message.user(prompt), options))
+        run = _LockedRun(self, Message.user(prompt), options)
+        return StreamTextResult(run, options.get("response_schema"))
 
     async def _gmi_for_turn(self) -> GMI:
         if self._ledger is not None and not self._ledger_read:

@@ -30,9 +30,10 @@ from agentos.gmi.chunks import GMIOutput, GMIOutputChunkType, StepFinishedPayloa
 from agentos.gmi.gmi import GMI
 from agentos.gmi.prompt_engine import ContextWindowExceededError
 from agentos.gmi.turn_input import GMITurnInput
+from agentos.llm.budget import BudgetLike
 from agentos.llm.model import FinishReason
-from agentos.llm.spend_budget import BudgetLike
-from agentos.storage.session_history import SessionHistoryBuffer, TurnWriter
+from agentos.storage.session_history import SessionHistoryBuffer
+from agentos.storage.turn_writer import TurnWriter
 
 from .abort import AbortSignal, abort_reason, is_aborted, wait_aborted
 from .gateway_factory import CALL_BUDGET

@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.llm.budget import SpendBudget
 from agentos.llm.embedding import Embedder
 from agentos.llm.embedding_resolve import EmbeddingSettings, check_embedding_settings
-from agentos.llm.fallback_chain import FallbackLeg
-from agentos.llm.spend_budget import SpendBudget
+from agentos.llm.gateway import FallbackLeg
 from agentos.memory.store import MemoryStore
 from agentos.persona.definition import HEXACO_TRAITS
+from agentos.storage.ledger import UsageLedger
 from agentos.storage.session_store import SessionStore
-from agentos.storage.usage_records import UsageLedger
 
 from .agent_options import (
     LEARNING_MODES,

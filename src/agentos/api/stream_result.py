@@ -8,20 +8,23 @@ gives what the generation used: the provider bills the tokens it generated, so a
 mid-way counts with an estimate, marked ``estimated`` (DESIGN §5.19). A stream that was taken
 but is neither read to its end nor closed leaves the awaitables waiting: ``break`` closes an
 ``async for`` stream only once nothing else holds it, so call ``aclose()`` (or read it inside
-``contextlib.aclosing``) when you keep a reference.
+``contextlib.aclosing``) when you keep a reference. A call made with ``response_schema`` also
+offers `partial_object_stream`, the object so far as its JSON streams (DESIGN §5.23).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.usage import ModelUsage
 from agentos.llm.model import FinishReason, closing_stream
 
+from .partial_object import partial_objects, schema_missing
 from .results import ErrorPart, FinishPart, GenerateTextResult, StreamPart, TextDeltaPart
+from .structured import ResponseSchema
 
 __all__ = ["Run", "StreamTextResult"]
 
@@ -45,10 +48,14 @@ class Run(Protocol):
 
 
 class StreamTextResult:
-    """The streaming result of `stream_text()` and of an agent's ``stream()``."""
+    """The streaming result of `stream_text()` and of an agent's ``stream()``.
 
-    def __init__(self, run: Run) -> None:
+    ``response_schema`` is the call's, when it asked for a structured answer.
+    """
+
+    def __init__(self, run: Run, response_schema: ResponseSchema | None = None) -> None:
         self._run = run
+        self._schema = response_schema
         self._claimed = False
         self._done: asyncio.Event | None = None
         self._result: GenerateTextResult | None = None
@@ -66,6 +73,24 @@ class StreamTextResult:
         """The reply's text deltas; raises the generation's error, if any, at the end."""
         self._claim()
         return self._texts()
+
+    @property
+    def partial_object_stream(self) -> AsyncGenerator[Any, None]:
+        """The structured answer as it streams: each new snapshot, then the validated object.
+
+        A pydantic model class gives model instances, a JSON schema dicts; the last snapshot is
+        ``result.object``; the generation's error, if any, is raised at the end, as
+        `text_stream` raises it (`agentos.api.partial_object` says more). Raises `GMIError`
+        (``INVALID_STATE``, naming ``response_schema``) on a call made without a schema.
+        """
+        if self._schema is None:
+            raise schema_missing()
+        self._claim()
+        return partial_objects(self._parts(), self._schema, self._final_object)
+
+    def _final_object(self) -> Any:
+        assert self._result is not None  # set before the FinishPart is yielded
+        return self._result.object
 
     @property
     def text(self) -> Awaitable[str]:

@@ -18,6 +18,7 @@ from agentos.gmi.prompt_engine import (
 )
 from agentos.gmi.retrieval import ExchangeSummarizer
 from agentos.gmi.working_memory import InMemoryWorkingMemory
+from agentos.llm.budget import BudgetLike
 from agentos.llm.gateway import (
     CompletionGateway,
 )
@@ -25,7 +26,6 @@ from agentos.llm.model import (
     ChatModel,
     ToolDefinition,
 )
-from agentos.llm.spend_budget import BudgetLike
 from agentos.nlp import UtilityAI
 from agentos.tools.orchestrator import ToolOrchestrator
 

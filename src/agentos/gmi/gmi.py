@@ -65,9 +65,9 @@ from agentos.gmi.working_memory import InMemoryWorkingMemory
 from agentos.llm.gateway import (
     CompletionGateway,
     GatewayDefaults,
+    GatewayProviderManager,
     GatewayTurn,
 )
-from agentos.llm.gateway_provider_manager import GatewayProviderManager
 from agentos.llm.model import (
     ChatModel,
 )

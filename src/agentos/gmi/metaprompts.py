@@ -42,12 +42,12 @@ from agentos.gmi.events import GMIEventType
 from agentos.gmi.mood import GMIMood
 from agentos.gmi.sentiment_tracker import SENTIMENT_HISTORY_KEY
 from agentos.gmi.trace import ReasoningEntryType
-from agentos.llm.budgeted_model import BudgetedModel
+from agentos.llm.budget import BudgetedModel
 from agentos.llm.local_grammar import fitted_object_schema
 from agentos.llm.metering import MeteredModel
 from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, TextDelta, closing_stream
 from agentos.persona.definition import MetaPromptDefinition, PromptTemplate
-from agentos.persona.metaprompt_presets import without_answer_format
+from agentos.persona.metaprompt_templates import without_answer_format
 
 if TYPE_CHECKING:
     from agentos.gmi.gmi import GMI

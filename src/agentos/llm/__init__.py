@@ -4,29 +4,30 @@ The streaming seam, adapters, the catalog, the completion gateway, fallback and 
 breakers, spend budgets and metering.
 """
 
-from agentos.llm.budget_errors import (
+from agentos.llm.budget import (
+    BudgetedModel,
     CostCapExceededError,
+    SpendBudget,
+    SpendCall,
     SpendLimitError,
     SpendLimitInfo,
     UnpricedModelError,
 )
-from agentos.llm.budgeted_model import BudgetedModel
 from agentos.llm.catalog import ModelInfo, context_window, find_model, model_info
-from agentos.llm.circuit import ProviderHealthRegistry
 from agentos.llm.embedding import Embedder
 from agentos.llm.errors import ProviderError
-from agentos.llm.fallback_chain import (
-    FallbackLeg,
-    build_fallback_chain,
-    build_policy_aware_fallback_chain,
-)
 from agentos.llm.gateway import (
     AttemptFailed,
     CompletionGateway,
+    FallbackLeg,
     GatewayDefaults,
     GatewayTurn,
     Hop,
+    ProviderHealthRegistry,
+    build_fallback_chain,
+    build_policy_aware_fallback_chain,
     create_completion_gateway,
+    is_retryable_error,
 )
 from agentos.llm.local import DEFAULT_LOCAL_MODEL, LocalModel, local_model_available
 from agentos.llm.metering import MeteredModel, get_global_llm_observer, set_global_llm_observer
@@ -53,9 +54,6 @@ from agentos.llm.resolve import (
     resolve_model,
     set_default_provider,
 )
-from agentos.llm.retry import is_retryable_error
-from agentos.llm.spend_budget import SpendBudget
-from agentos.llm.spend_call import SpendCall
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",

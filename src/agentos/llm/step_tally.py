@@ -8,9 +8,9 @@ one estimator), the completion from the text and tool calls that arrived (`estim
 their characters), never more than the ``max_tokens`` the request sent.
 
 Each seam that settles a step keeps a tally of the chunks it passed on: the budget wrapper
-(`agentos.llm.budgeted_model`), the metering wrapper (`agentos.llm.metering`) and the completion
-gateway (for the caller's own usage figure). They see the same chunks of the same request, so
-the budget, the ledger and the stream's ``usage`` settle on the same figures.
+(`agentos.llm.budget.BudgetedModel`), the metering wrapper (`agentos.llm.metering`) and the
+completion gateway (for the caller's own usage figure). They see the same chunks of the same
+request, so the budget, the ledger and the stream's ``usage`` settle on the same figures.
 """
 
 from __future__ import annotations

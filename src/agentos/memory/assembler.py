@@ -140,6 +140,16 @@ def _fill(heading: str, lines: Sequence[str], budget: int) -> tuple[str, int, in
     return text, estimate_tokens(text), kept
 
 
+_SEMANTIC_HEADING = "## Relevant Memories (facts and knowledge)"
+_EPISODIC_HEADING = "## Recent Experiences (what happened)"
+# The plain-list sections, in prompt order: (heading, MemorySections field = allocation key).
+_LIST_SECTIONS = (
+    ("## Reminders (things to bring up)", "prospective_alerts"),
+    ("## Related Context", "graph_associations"),
+    ("## Observations", "observation_notes"),
+)
+
+
 def assemble_memory_context(
     sections: MemorySections,
     budget_tokens: int,
@@ -176,33 +186,15 @@ def assemble_memory_context(
 
     semantic = [r for r in sections.recalled if r.trace.type is not MemoryType.EPISODIC]
     episodic = [r for r in sections.recalled if r.trace.type is MemoryType.EPISODIC]
-    kept = add(
-        "## Relevant Memories (facts and knowledge)",
-        [_line(r, style, now) for r in semantic],
-        allocation["semantic_recall"] + max(0, spare),
+    recall_sections = (
+        (_SEMANTIC_HEADING, semantic, allocation["semantic_recall"] + max(0, spare)),
+        (_EPISODIC_HEADING, episodic, allocation["recent_episodic"]),
     )
-    included += [r.trace.id for r in semantic[:kept]]
-    kept = add(
-        "## Recent Experiences (what happened)",
-        [_line(r, style, now) for r in episodic],
-        allocation["recent_episodic"],
-    )
-    included += [r.trace.id for r in episodic[:kept]]
-    add(
-        "## Reminders (things to bring up)",
-        [f"- {a}" for a in sections.prospective_alerts],
-        allocation["prospective_alerts"],
-    )
-    add(
-        "## Related Context",
-        [f"- {a}" for a in sections.graph_associations],
-        allocation["graph_associations"],
-    )
-    add(
-        "## Observations",
-        [f"- {n}" for n in sections.observation_notes],
-        allocation["observation_notes"],
-    )
+    for heading, recalled, budget in recall_sections:
+        kept = add(heading, [_line(r, style, now) for r in recalled], budget)
+        included += [r.trace.id for r in recalled[:kept]]
+    for heading, name in _LIST_SECTIONS:
+        add(heading, [f"- {item}" for item in getattr(sections, name)], allocation[name])
     if sections.involuntary is not None:
         recall = Recalled(sections.involuntary, 0.0)
         left = budget_tokens - used

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from agentos.core.clock import Clock, system_clock
 from agentos.llm.embedding import Embedder
-from agentos.memory.consolidation import ConsolidationConfig
+from agentos.memory.consolidation.config import ConsolidationConfig
 from agentos.memory.decay import DEFAULT_DECAY_CONFIG, DecayConfig
 from agentos.memory.encoding import DEFAULT_ENCODING_CONFIG, EncodingConfig
 from agentos.memory.graph import GraphConfig

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["EdgeType", "MemoryEdge"]
+__all__ = ["EdgeType", "MemoryEdge", "edge_key"]
 
 
 class EdgeType(StrEnum):
@@ -32,3 +33,10 @@ class MemoryEdge:
         """The edge's identity: its two ends in sorted order and its type."""
         a, b = sorted((self.source, self.target))
         return a, b, self.type
+
+
+def edge_key(key: Sequence[str]) -> tuple[str, str, EdgeType]:
+    """An edge key in `MemoryEdge.key` form: the two ends sorted, the type an `EdgeType`."""
+    source, target, kind = key
+    low, high = sorted((source, target))
+    return low, high, EdgeType(kind)

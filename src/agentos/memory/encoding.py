@@ -325,6 +325,33 @@ def compute_encoding(
     intensity = abs(valence) * arousal01
     emotional_boost = 1.0 + intensity * weights.emotional * 0.5
 
+    attention = _attention(features, weights)
+
+    congruence = 1.0 + max(0.0, valence_in * sentiment) * weights.emotional * 0.3
+    flashbulb = intensity > config.flashbulb_threshold
+
+    factors = (arousal01, emotional_boost, attention, congruence)
+    strength, stability = _strength_and_stability(config, factors, flashbulb)
+    importance = min(1.0, 0.6 * strength + 0.4 * attention)
+
+    return EncodingResult(
+        strength=strength,
+        stability=stability,
+        importance=importance,
+        flashbulb=flashbulb,
+        attention=attention,
+        emotional_context=EmotionalContext(
+            valence=valence,
+            arousal=arousal01,
+            dominance=_unit(pad.dominance),
+            intensity=intensity,
+            gmi_mood=gmi_mood,
+        ),
+    )
+
+
+def _attention(features: ContentFeatures, weights: EncodingWeights) -> float:
+    """The attention term of `compute_encoding`, summed in a fixed order (relevance first)."""
     relevance = features.topic_relevance
     relevance = 0.0 if math.isnan(relevance) else min(1.0, max(0.0, relevance))
     attention = 0.5 + 0.15 * relevance
@@ -342,33 +369,23 @@ def compute_encoding(
         attention += 0.10 * weights.ethical
     if features.has_contradiction:
         attention += 0.15
-    attention = min(1.0, attention)
+    return min(1.0, attention)
 
-    congruence = 1.0 + max(0.0, valence_in * sentiment) * weights.emotional * 0.3
-    flashbulb = intensity > config.flashbulb_threshold
 
+def _strength_and_stability(
+    config: EncodingConfig, factors: tuple[float, float, float, float], flashbulb: bool
+) -> tuple[float, float]:
+    """`compute_encoding`'s strength and stability from ``(a, boost, attention, congruence)``.
+
+    The factors multiply in the formula's order, so the values match it to the bit.
+    """
+    arousal01, emotional_boost, attention, congruence = factors
     raw = config.base_strength * yerkes_dodson(arousal01) * emotional_boost * attention
     raw *= congruence
     if flashbulb:
         raw *= config.flashbulb_strength_multiplier
     strength = min(1.0, raw)
-
     stability = config.base_stability * (1.0 + 6.0 * strength)
     if flashbulb:
         stability *= config.flashbulb_stability_multiplier
-    importance = min(1.0, 0.6 * strength + 0.4 * attention)
-
-    return EncodingResult(
-        strength=strength,
-        stability=stability,
-        importance=importance,
-        flashbulb=flashbulb,
-        attention=attention,
-        emotional_context=EmotionalContext(
-            valence=valence,
-            arousal=arousal01,
-            dominance=_unit(pad.dominance),
-            intensity=intensity,
-            gmi_mood=gmi_mood,
-        ),
-    )
+    return strength, stability

@@ -6,10 +6,13 @@ memories it reaches (DESIGN.md §5.6); memories recalled together link more stro
 (`MemoryGraph.record_co_activation`, Hebbian learning); consolidation adds SHARED_ENTITY,
 TEMPORAL_SEQUENCE, SCHEMA_INSTANCE and CONTRADICTS edges and summarises `detect_clusters`.
 
-Two backends implement `MemoryGraph` with the same semantics: `KnowledgeGraphMemoryGraph` (the
-default: a dict adjacency) and `agentos.memory.graph_networkx.NetworkXMemoryGraph` (extra
-``graph``), chosen by `GraphConfig.backend`; ``'graphology'``, the spec's name for the second
-backend, is an alias of ``'networkx'``.
+This module holds the protocol and the types every backend shares and imports no backend. Two
+backends implement `MemoryGraph` with the same semantics, on the shared logic of
+`agentos.memory.graph_base.MemoryGraphBase`: `agentos.memory.graph_dict.KnowledgeGraphMemoryGraph`
+(the default: a dict adjacency) and `agentos.memory.graph_networkx.NetworkXMemoryGraph` (extra
+``graph``); `agentos.memory.graph_factory.create_memory_graph` picks one by
+`GraphConfig.backend`; ``'graphology'``, the spec's name for the second backend, is an alias of
+``'networkx'``.
 
 A graph lives in process memory; its edges persist in the `MemoryStore`. Every mutator returns
 what it changed, the edges it created or updated (for ``store.save_edges``) or the keys it removed
@@ -18,11 +21,9 @@ what it changed, the edges it created or updated (for ``store.save_edges``) or t
 
 from __future__ import annotations
 
-import math
-from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from agentos.memory.edge import EdgeType, MemoryEdge
@@ -33,8 +34,6 @@ __all__ = [
     "EdgeKey",
     "GraphConfig",
     "MemoryGraph",
-    "MemoryGraphBase",
-    "create_memory_graph",
     "sort_clusters",
     "spread_activation",
 ]
@@ -168,6 +167,17 @@ def spread_activation(
                 depth[other] = hops + 1
                 reached_by[other] = set(reached_by[node])
                 queue.append(other)
+    return _ranked(seeds, activation, depth, reached_by, floor)[: cfg.max_results]
+
+
+def _ranked(
+    seeds: list[str],
+    activation: dict[str, float],
+    depth: dict[str, int],
+    reached_by: dict[str, set[str]],
+    floor: float,
+) -> list[ActivatedNode]:
+    """The non-seed nodes at or above ``floor``, by activation (highest first) then id."""
     seed_set = set(seeds)
     activated = [
         ActivatedNode(node, value, depth[node], frozenset(reached_by[node]))
@@ -175,7 +185,7 @@ def spread_activation(
         if node not in seed_set and value >= floor
     ]
     activated.sort(key=lambda item: (-item.activation, item.id))
-    return activated[: cfg.max_results]
+    return activated
 
 
 @runtime_checkable
@@ -274,138 +284,6 @@ class MemoryGraph(Protocol):
         ...
 
 
-class MemoryGraphBase(ABC):
-    """The behaviour both backends share, on top of a handful of storage primitives.
-
-    A backend implements the node methods, `edges`, `neighbors`, `detect_clusters` and the
-    primitives ``_get``, ``_store`` (put a normalised edge, adding its ends), ``_discard`` and
-    ``_clear``; normalisation, edge lookup, Hebbian learning, spreading and loading live here so
-    the backends cannot drift apart.
-    """
-
-    @abstractmethod
-    def add_node(self, node_id: str) -> None:
-        """See `MemoryGraph.add_node`."""
-
-    @abstractmethod
-    def neighbors(self, node_id: str) -> list[tuple[str, float]]:
-        """See `MemoryGraph.neighbors`."""
-
-    @abstractmethod
-    def _get(self, key: EdgeKey) -> MemoryEdge | None:
-        """The edge with ``key``, or None."""
-
-    @abstractmethod
-    def _store(self, edge: MemoryEdge) -> None:
-        """Put ``edge`` (normalised), replacing the one of the same key, adding its ends."""
-
-    @abstractmethod
-    def _discard(self, key: EdgeKey) -> bool:
-        """Remove the edge with ``key``; whether there was one."""
-
-    @abstractmethod
-    def _clear(self) -> None:
-        """Remove every node and edge."""
-
-    def edge(self, a: str, b: str, edge_type: EdgeType) -> MemoryEdge | None:
-        """See `MemoryGraph.edge`."""
-        return self._get(_key(a, b, edge_type))
-
-    def upsert_edge(self, edge: MemoryEdge) -> list[MemoryEdge]:
-        """See `MemoryGraph.upsert_edge`."""
-        stored = _normalised(edge)
-        current = self.edge(stored.source, stored.target, stored.type)
-        if current is not None:
-            if current.weight == stored.weight:
-                return []
-            stored = replace(current, weight=stored.weight)
-        self._store(stored)
-        return [stored]
-
-    def remove_edge(self, a: str, b: str, edge_type: EdgeType) -> list[EdgeKey]:
-        """See `MemoryGraph.remove_edge`."""
-        key = _key(a, b, edge_type)
-        return [key] if self._discard(key) else []
-
-    def spreading_activation(
-        self, seed_ids: Iterable[str], config: GraphConfig | None = None
-    ) -> list[ActivatedNode]:
-        """See `MemoryGraph.spreading_activation`."""
-        return spread_activation(seed_ids, self.neighbors, config)
-
-    def record_co_activation(
-        self, node_ids: Iterable[str], learning_rate: float, now: float
-    ) -> list[MemoryEdge]:
-        """See `MemoryGraph.record_co_activation`."""
-        if not 0.0 <= learning_rate <= 1.0:
-            raise ValueError(f"learning_rate must be in [0, 1], got {learning_rate}")
-        ids = list(dict.fromkeys(node_ids))
-        for node_id in ids:
-            self.add_node(node_id)
-        changed: list[MemoryEdge] = []
-        if learning_rate == 0.0:
-            return changed
-        for i, a in enumerate(ids):
-            for b in ids[i + 1 :]:
-                current = self.edge(a, b, EdgeType.CO_ACTIVATED)
-                if current is None:
-                    low, high = sorted((a, b))
-                    updated = MemoryEdge(low, high, EdgeType.CO_ACTIVATED, learning_rate, now)
-                else:
-                    weight = min(1.0, current.weight + learning_rate)
-                    if weight == current.weight:
-                        continue
-                    updated = replace(current, weight=weight)
-                self._store(updated)
-                changed.append(updated)
-        return changed
-
-    def load(self, edges: Iterable[MemoryEdge]) -> None:
-        """See `MemoryGraph.load`."""
-        self._clear()
-        for edge in edges:
-            self._store(_normalised(edge))
-
-
 def sort_clusters(clusters: Iterable[set[str]]) -> list[set[str]]:
     """``clusters`` largest first, ties by their smallest id (the order `detect_clusters` gives)."""
     return sorted(clusters, key=lambda cluster: (-len(cluster), min(cluster)))
-
-
-def create_memory_graph(
-    config: GraphConfig | None = None, edges: Iterable[MemoryEdge] = ()
-) -> MemoryGraph:
-    """A new graph of ``config.backend`` holding ``edges``.
-
-    ``config.disabled`` is not consulted: whether a memory has a graph is its caller's decision.
-    Raises ImportError (naming ``pip install 'agentos[graph]'``) for the networkx backend
-    without networkx.
-    """
-    cfg = config if config is not None else GraphConfig()
-    if cfg.backend == "networkx":
-        # Imported here so the default backend never needs networkx.
-        from agentos.memory.graph_networkx import NetworkXMemoryGraph
-
-        return NetworkXMemoryGraph(edges)
-    from agentos.memory.graph_dict import KnowledgeGraphMemoryGraph
-
-    return KnowledgeGraphMemoryGraph(edges)
-
-
-def _key(a: str, b: str, edge_type: EdgeType) -> EdgeKey:
-    low, high = sorted((a, b))
-    return low, high, edge_type
-
-
-def _normalised(edge: MemoryEdge) -> MemoryEdge:
-    """``edge`` with its ends in key order and its weight clamped to [0, 1]."""
-    if edge.source == edge.target:
-        raise ValueError(f"a memory edge links two different traces, got {edge.source!r} twice")
-    if math.isnan(edge.weight):
-        raise ValueError(f"edge weight is NaN: {edge!r}")
-    weight = min(1.0, max(0.0, float(edge.weight)))
-    low, high = sorted((edge.source, edge.target))
-    edge_type = EdgeType(edge.type)  # a store may hand back the plain string
-    if (low, high, weight) == (edge.source, edge.target, edge.weight) and edge.type is edge_type:
-        return edge
-    return replace(edge, source=low, target=high, weight=weight, type=edge_type)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agentos.memory.edge import EdgeType, MemoryEdge
-from agentos.memory.graph import EdgeKey, MemoryGraphBase, sort_clusters
+from agentos.memory.graph import EdgeKey, sort_clusters
+from agentos.memory.graph_base import MemoryGraphBase
 
 __all__ = ["KnowledgeGraphMemoryGraph"]
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentos.memory.edge import EdgeType, MemoryEdge
-from agentos.memory.graph import EdgeKey, MemoryGraphBase, sort_clusters
+from agentos.memory.graph import EdgeKey, sort_clusters
+from agentos.memory.graph_base import MemoryGraphBase
 
 try:
     import networkx as nx

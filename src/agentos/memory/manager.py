@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.llm.local_embedding import calibration_of
+from agentos.llm.embedding import calibration_of
 from agentos.memory.assembler import AssembledMemoryContext, MemorySections, Recalled
 from agentos.memory.assembler import assemble_memory_context as _assemble
 from agentos.memory.config import CognitiveMemoryConfig, RetrievalOptions
@@ -39,7 +39,8 @@ from agentos.memory.consolidation_loop import ConsolidationLoop
 from agentos.memory.edge import EdgeType, MemoryEdge
 from agentos.memory.encoding import compute_encoding, detect_features
 from agentos.memory.entities import extract_entities
-from agentos.memory.graph import MemoryGraph, create_memory_graph
+from agentos.memory.graph import MemoryGraph
+from agentos.memory.graph_factory import create_memory_graph
 from agentos.memory.hyde import MemoryHydeRetriever
 from agentos.memory.in_memory_store import InMemoryMemoryStore
 from agentos.memory.mechanisms import CognitiveMechanismsEngine, resolve_mechanisms_config
@@ -218,19 +219,21 @@ class CognitiveMemoryManager:
             next_reinforcement_at=now + 3600.0,
             metadata={"flashbulb": True} if encoded.flashbulb else {},
         )
-        vector = await self._embed_passage(content)
+        await self._file(trace, features.has_contradiction, now)
+        return trace
+
+    async def _file(self, trace: MemoryTrace, check_contradiction: bool, now: float) -> None:
+        """Embed and store a new trace, linking it to the memory it contradicts (if any)."""
+        vector = await self._embed_passage(trace.content)
         if self.engine is not None:
             self.engine.on_encoding(trace, vector, now)
-        contradicted = (
-            await self._contradicted(trace, vector) if features.has_contradiction else None
-        )
+        contradicted = await self._contradicted(trace, vector) if check_contradiction else None
         await self.store.add(trace, vector)
         if self.graph is not None:
             self.graph.add_node(trace.id)
             if contradicted is not None:
                 edge = MemoryEdge(trace.id, contradicted, EdgeType.CONTRADICTS, 1.0, now)
                 await self.store.save_edges(self.graph.upsert_edge(edge))
-        return trace
 
     async def _contradicted(self, trace: MemoryTrace, vector: Sequence[float]) -> str | None:
         hits = await self.store.search(

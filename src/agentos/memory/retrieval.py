@@ -3,8 +3,8 @@
 1. **HyDE** (opt in, or a policy with ``hyde: 'always'``; only with a model invoker): the search
    embeds a hypothetical memory instead of the query.
 2. **Composite score**: the store's ``2 * top_k`` nearest traces within the filter, their cosine
-   calibrated for the embedder (`agentos.llm.local_embedding`), scored on similarity, strength,
-   emotional congruence with the mood, recency, graph activation and importance.
+   calibrated for the embedder (`agentos.llm.embedding.calibration_of`), scored on similarity,
+   strength, emotional congruence with the mood, recency, graph activation and importance.
 3. **Spreading activation** (unless the graph is disabled): the top 5 seed the memory graph;
    every activated trace that passes the same filter is scored with its activation, the ones the
    vector search did not return included (DESIGN.md §5.6: the reference only rescored those it
@@ -24,8 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from agentos.core.clock import Clock
-from agentos.llm.embedding import Embedder
-from agentos.llm.local_embedding import calibration_of
+from agentos.llm.embedding import Embedder, calibration_of
 from agentos.memory.config import Reranker, RetrievalOptions, RetrievalPolicy
 from agentos.memory.decay import update_on_retrieval
 from agentos.memory.entities import extract_entities
@@ -154,12 +153,44 @@ class Retriever:
             scored, activated, added = await self._spread(
                 scored, vector, where, now, mood, weights, options
             )
-        top = scored[: options.top_k]
-        reranked = False
-        if self.reranker is not None and top:
-            opinions = await self.reranker(query, [s.trace.content for s in top])
-            top = blend_reranker(top, dict(zip((s.trace.id for s in top), opinions, strict=True)))
-            reranked = True
+        top, reranked = await self._rerank(query, scored[: options.top_k])
+        signals, suppressed = await self._recall(query, top, scored, now, mood)
+        return RetrievalResult(
+            retrieved=top,
+            partially_retrieved=partial,
+            feeling_of_knowing=signals,
+            diagnostics=RetrievalDiagnostics(
+                vector_hits=len(hits),
+                graph_activated=activated,
+                graph_added=added,
+                hyde_used=hyde_used,
+                reranked=reranked,
+                suppressed=suppressed,
+                duration=time.perf_counter() - started,
+            ),
+        )
+
+    async def _rerank(self, query: str, top: list[ScoredTrace]) -> tuple[list[ScoredTrace], bool]:
+        """``top`` blended with the reranker's opinions, and whether a reranker ran."""
+        if self.reranker is None or not top:
+            return top, False
+        opinions = await self.reranker(query, [s.trace.content for s in top])
+        blended = blend_reranker(top, dict(zip((s.trace.id for s in top), opinions, strict=True)))
+        return blended, True
+
+    async def _recall(
+        self,
+        query: str,
+        top: list[ScoredTrace],
+        scored: list[ScoredTrace],
+        now: float,
+        mood: PAD | None,
+    ) -> tuple[list[FeelingOfKnowing], int]:
+        """Apply and store what recalling ``top`` changes; the signals and the suppressed count.
+
+        The engine's retrieval effects, the reinforcement of the recalled traces and their
+        co-activation (Hebbian) links.
+        """
         changed: dict[str, MemoryTrace] = {}
         signals: list[FeelingOfKnowing] = []
         if self.engine is not None:
@@ -186,20 +217,7 @@ class Retriever:
                 await self.store.save_edges(edges)
         if changed:
             await self.store.update(changed.values())
-        return RetrievalResult(
-            retrieved=top,
-            partially_retrieved=partial,
-            feeling_of_knowing=signals,
-            diagnostics=RetrievalDiagnostics(
-                vector_hits=len(hits),
-                graph_activated=activated,
-                graph_added=added,
-                hyde_used=hyde_used,
-                reranked=reranked,
-                suppressed=len(changed) - len(recalled),
-                duration=time.perf_counter() - started,
-            ),
-        )
+        return signals, len(changed) - len(recalled)
 
     async def _spread(
         self,

@@ -33,20 +33,22 @@ from agentos.persona.loaders import (
 )
 from agentos.persona.metaprompt_presets import (
     ALL_PRESETS,
-    METAPROMPT_MOODS,
     METAPROMPT_PRESETS,
     PRESET_NAMES,
     SELF_TRAIT_ADJUSTMENT_ID,
     SENTIMENT_PRESET_IDS,
-    TASK_COMPLEXITIES,
-    TEMPLATE_VARIABLES,
-    USER_SKILL_LEVELS,
     UnknownPresetError,
     get_preset_metaprompt,
     is_preset_metaprompt,
     merge_metaprompt_presets,
-    template_variables,
     with_metaprompt_presets,
+)
+from agentos.persona.metaprompt_templates import (
+    METAPROMPT_MOODS,
+    TASK_COMPLEXITIES,
+    TEMPLATE_VARIABLES,
+    USER_SKILL_LEVELS,
+    template_variables,
     without_answer_format,
 )
 from agentos.persona.overlays import (
@@ -57,16 +59,20 @@ from agentos.persona.overlays import (
     PersonaStateOverlay,
 )
 from agentos.persona.personality import PERSONALITY_HEADING, personality_section
-from agentos.persona.validation import (
-    PersonaIssueCode,
+from agentos.persona.strict_mode import (
     PersonaStrictConfig,
     PersonaStrictResult,
-    PersonaValidationIssue,
-    PersonaValidationOptions,
-    PersonaValidationReport,
     classify_persona_strict,
+)
+from agentos.persona.validation import (
+    PersonaValidationOptions,
     validate_persona,
     validate_personas,
+)
+from agentos.persona.validation_report import (
+    PersonaIssueCode,
+    PersonaValidationIssue,
+    PersonaValidationReport,
 )
 
 __all__ = [

@@ -1,79 +1,44 @@
-"""Persona validation and strict mode (reference §1.7, ``PersonaValidation``).
+"""Persona validation (reference §1.7, ``PersonaValidation``).
 
 `validate_persona` returns a `PersonaValidationReport` of issues, each with a severity
 (``error``, ``warning`` or ``suggestion``), a code, a message and the field it concerns. The
 severities are the reference's (``PersonaValidation.ts``): ``invalid_bcp47_language`` is an
 error, and a persona without a ``cost_saving_strategy`` gets a ``missing_cost_strategy``
 suggestion (suggestions never make a persona invalid or degraded).
-`validate_personas` adds ``activation_keyword_conflict`` warnings across a set.
-`classify_persona_strict` decides, under a `PersonaStrictConfig`, whether a report blocks the
-persona (``invalid``), lets it run with warnings (``degraded``) or passes it (``valid``).
+`validate_personas` adds ``activation_keyword_conflict`` warnings across a set. The report's
+records are in `agentos.persona.validation_report`; strict mode, which decides whether a report
+blocks the persona, is `agentos.persona.strict_mode`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Literal
+from dataclasses import dataclass
 
 from agentos.core.tokens import estimate_tokens
 from agentos.persona.definition import PersonaDefinition
+from agentos.persona.validation_report import (
+    PersonaIssueCode,
+    PersonaValidationIssue,
+    PersonaValidationReport,
+    Severity,
+)
 
 __all__ = [
     "AUDIO_OUTPUT_MODALITIES",
     "DEFAULT_MAX_SYSTEM_PROMPT_LENGTH",
-    "PersonaIssueCode",
-    "PersonaStrictConfig",
-    "PersonaStrictResult",
-    "PersonaValidationIssue",
     "PersonaValidationOptions",
-    "PersonaValidationReport",
-    "Severity",
-    "classify_persona_strict",
     "validate_persona",
     "validate_personas",
 ]
 
 DEFAULT_MAX_SYSTEM_PROMPT_LENGTH = 2000
+"""The base system prompt's length (characters) past which validation warns."""
 AUDIO_OUTPUT_MODALITIES = frozenset({"audio", "audio_tts"})
 """Output modalities that satisfy a ``voice_config`` (``audio_tts`` is the reference's name)."""
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z-.]+)?$")
 _BCP47 = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
-
-Severity = Literal["error", "warning", "suggestion"]
-
-
-class PersonaIssueCode(StrEnum):
-    """Every issue code validation reports (the reference's names)."""
-
-    MISSING_REQUIRED_FIELD = "missing_required_field"
-    RESERVED_PERSONA_ID = "reserved_persona_id"
-    INVALID_SEMVER = "invalid_semver"
-    SYSTEM_PROMPT_TOO_LONG = "system_prompt_too_long"
-    SYSTEM_PROMPT_TOO_MANY_TOKENS = "system_prompt_too_many_tokens"
-    TOKEN_ESTIMATION_FAILED = "token_estimation_failed"
-    DUPLICATE_TOOL_ID = "duplicate_tool_id"
-    UNKNOWN_TOOL_ID = "unknown_tool_id"
-    VOICE_CONFIG_WITHOUT_AUDIO_OUTPUT = "voice_config_without_audio_output"
-    INVALID_BCP47_LANGUAGE = "invalid_bcp47_language"
-    MISSING_COST_STRATEGY = "missing_cost_strategy"
-    DUPLICATE_ALLOWED_MODEL_IDS = "duplicate_allowed_model_ids"
-    OVER_SPECIFIED_MODEL_PREFERENCE = "over_specified_model_preference"
-    DUPLICATE_RAG_DATASOURCE_IDS = "duplicate_rag_datasource_ids"
-    RAG_SUMMARIZATION_METHOD_MISSING = "rag_summarization_method_missing"
-    ACTIVATION_KEYWORD_CONFLICT = "activation_keyword_conflict"
-
-
-@dataclass(frozen=True)
-class PersonaValidationIssue:
-    """One finding about a persona."""
-
-    severity: Severity
-    code: PersonaIssueCode
-    message: str
-    field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,47 +54,6 @@ class PersonaValidationOptions:
     max_system_prompt_tokens: int | None = None
     known_tool_ids: Collection[str] | None = None
     token_estimator: Callable[[str], int] = estimate_tokens
-
-
-@dataclass
-class PersonaValidationReport:
-    """The issues found for one persona; ``valid`` when none is an error."""
-
-    persona_id: str
-    issues: list[PersonaValidationIssue] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[PersonaValidationIssue]:
-        """The issues of severity ``error``."""
-        return [issue for issue in self.issues if issue.severity == "error"]
-
-    @property
-    def warnings(self) -> list[PersonaValidationIssue]:
-        """The issues of severity ``warning``."""
-        return [issue for issue in self.issues if issue.severity == "warning"]
-
-    @property
-    def suggestions(self) -> list[PersonaValidationIssue]:
-        """The issues of severity ``suggestion``."""
-        return [issue for issue in self.issues if issue.severity == "suggestion"]
-
-    @property
-    def valid(self) -> bool:
-        """True when no issue is an error."""
-        return not self.errors
-
-    @property
-    def codes(self) -> list[PersonaIssueCode]:
-        """The codes of all issues, in the order they were found."""
-        return [issue.code for issue in self.issues]
-
-    def summary(self) -> str:
-        """One line per issue: ``severity code (field): message``."""
-        lines = [f"persona '{self.persona_id}': {len(self.issues)} issue(s)"]
-        for issue in self.issues:
-            where = f" ({issue.field})" if issue.field else ""
-            lines.append(f"  {issue.severity} {issue.code}{where}: {issue.message}")
-        return "\n".join(lines)
 
 
 def _duplicates(values: Sequence[str]) -> list[str]:
@@ -342,56 +266,3 @@ def validate_personas(
                 )
             )
     return reports
-
-
-@dataclass(frozen=True)
-class PersonaStrictConfig:
-    """Strict mode: which issues block a persona.
-
-    ``mode``: ``off`` and ``shadow`` never block (shadow reports what would block);
-    ``enforce`` blocks. Personas in ``allowlist`` are never blocked. ``block_on_codes``, when
-    set, is the exact set of codes that block (whatever their severity); otherwise every error
-    blocks, and so do warnings whose codes are in ``treat_warnings_as_errors``.
-    """
-
-    mode: Literal["off", "shadow", "enforce"] = "enforce"
-    allowlist: Collection[str] = ()
-    block_on_codes: Collection[str] | None = None
-    treat_warnings_as_errors: Collection[str] = ()
-
-
-@dataclass(frozen=True)
-class PersonaStrictResult:
-    """The strict-mode verdict: ``valid``, ``degraded`` (warnings only) or ``invalid``."""
-
-    status: Literal["valid", "degraded", "invalid"]
-    blocking: tuple[PersonaValidationIssue, ...] = ()
-    would_block: tuple[PersonaValidationIssue, ...] = ()
-
-    @property
-    def blocked(self) -> bool:
-        """True when the persona must not be used."""
-        return self.status == "invalid"
-
-
-def classify_persona_strict(
-    report: PersonaValidationReport, config: PersonaStrictConfig | None = None
-) -> PersonaStrictResult:
-    """Classify a validation report under strict mode (reference ``classifyPersonaStrict``)."""
-    config = config or PersonaStrictConfig()
-    if config.block_on_codes is not None:
-        codes = {str(code) for code in config.block_on_codes}
-        blocking = tuple(issue for issue in report.issues if str(issue.code) in codes)
-    else:
-        promoted = {str(code) for code in config.treat_warnings_as_errors}
-        blocking = tuple(
-            issue
-            for issue in report.issues
-            if issue.severity == "error"
-            or (issue.severity == "warning" and str(issue.code) in promoted)
-        )
-    if config.mode != "enforce" or report.persona_id in set(config.allowlist):
-        return PersonaStrictResult("valid", would_block=blocking)
-    if blocking:
-        return PersonaStrictResult("invalid", blocking=blocking, would_block=blocking)
-    return PersonaStrictResult("degraded" if report.warnings else "valid")

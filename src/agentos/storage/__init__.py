@@ -7,20 +7,21 @@ turn at a time per session across processes (`SessionLeases`, DESIGN.md §5.21).
 only `agentos.core`.
 """
 
-from agentos.storage.memory_usage_ledger import InMemoryUsageLedger
+from agentos.storage.history_events import HistoryEvent, HistoryEventKind
+from agentos.storage.ledger import (
+    USAGE_LEDGER_MIGRATIONS,
+    InMemoryUsageLedger,
+    SQLiteUsageLedger,
+    UsageEvent,
+    UsageLedger,
+    UsageTotals,
+)
+from agentos.storage.session_blocks import message_tokens
 from agentos.storage.session_history import (
     DEFAULT_EVICT_CHUNK_RATIO,
     DEFAULT_HISTORY_MAX_TOKENS,
     DEFAULT_MIN_KEEP_SENDS,
-    PARTIAL,
-    HistoryEvent,
-    HistoryEventKind,
     SessionHistoryBuffer,
-    TurnWriter,
-    is_partial,
-    mark_partial,
-    message_tokens,
-    validate_tool_pairing,
 )
 from agentos.storage.session_lease import DEFAULT_LEASE_TIMEOUT, SessionLeases
 from agentos.storage.session_store import (
@@ -43,8 +44,9 @@ from agentos.storage.sqlite import (
     default_database_path,
     open_database,
 )
-from agentos.storage.sqlite_usage_ledger import USAGE_LEDGER_MIGRATIONS, SQLiteUsageLedger
-from agentos.storage.usage_records import UsageEvent, UsageLedger, UsageTotals
+from agentos.storage.tool_rounds import validate_tool_pairing
+from agentos.storage.turn_writer import TurnWriter
+from agentos.storage.unfinished_turns import PARTIAL, is_partial, mark_partial
 
 __all__ = [
     "AGENTOS_HOME_ENV",

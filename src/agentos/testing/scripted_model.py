@@ -35,7 +35,7 @@ from agentos.llm.model import (
     UsageChunk,
     with_schema_prompt,
 )
-from agentos.llm.providers._openai_wire import schema_instruction
+from agentos.llm.schema_prompt import schema_instruction
 
 __all__ = ["ScriptFunction", "ScriptStep", "ScriptedModel", "estimate_tokens"]
 

@@ -264,6 +264,30 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
     budget = options.thinking_budget_tokens
     manual = budget if budget is not None and traits.manual_thinking_budget else None
     params["max_tokens"] = _max_tokens(model_id, options, manual)
+    tools, choice = _place_schema(plan, options, params, system, tools, choice)
+    if system:
+        params["system"] = "\n\n".join(system)
+    if tools:  # tool_choice is never sent without tools: the API refuses it
+        params["tools"] = tools
+        if choice is not None:
+            params["tool_choice"] = choice
+    _set_option_params(params, options, budget, manual)
+    return params, plan
+
+
+def _place_schema(
+    plan: SchemaPlan | None,
+    options: CompletionOptions,
+    params: dict[str, Any],
+    system: list[str],
+    tools: list[dict[str, Any]],
+    choice: dict[str, Any] | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Carry out the schema plan (or JSON mode); return the tools and tool choice to send.
+
+    The ``output_format`` route sets ``params["output_config"]``; the ``tool`` route offers the
+    answer tool and forces it; the ``prompt`` route (and JSON mode) adds to ``system``.
+    """
     if plan is not None and options.response_schema is not None:
         schema = options.response_schema
         if plan.route == "output_format":
@@ -284,12 +308,13 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
             system.append(schema_instruction(schema, options.schema_name))
     elif options.json_mode:
         system.append(JSON_MODE_INSTRUCTION)
-    if system:
-        params["system"] = "\n\n".join(system)
-    if tools:  # tool_choice is never sent without tools: the API refuses it
-        params["tools"] = tools
-        if choice is not None:
-            params["tool_choice"] = choice
+    return tools, choice
+
+
+def _set_option_params(
+    params: dict[str, Any], options: CompletionOptions, budget: int | None, manual: int | None
+) -> None:
+    """Add the options that map one to one (metadata, stops, thinking, effort, cache, ...)."""
     if options.user_id:
         params["metadata"] = {"user_id": options.user_id}
     if options.stop_sequences:
@@ -318,4 +343,3 @@ def build_params(model_id: str, request: ModelRequest) -> tuple[dict[str, Any], 
         params["extra_body"] = dict(options.custom_model_params)
     if options.request_timeout is not None:
         params["timeout"] = options.request_timeout
-    return params, plan

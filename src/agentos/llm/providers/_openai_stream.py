@@ -29,7 +29,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from agentos.core.messages import ToolCall
 from agentos.core.usage import ModelUsage
@@ -44,6 +44,9 @@ from agentos.llm.model import (
     ToolCallChunk,
     UsageChunk,
 )
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["StreamAssembler", "model_usage", "provider_error"]
 
@@ -277,18 +280,7 @@ def provider_error(
         "usage": usage,
     }
     if isinstance(error, openai.APIStatusError):
-        fields = _error_fields(error.body)
-        details = fields.details()
-        if error.request_id:
-            details["request_id"] = error.request_id
-        text = fields.message or f"{provider_id} answered HTTP {error.status_code}"
-        return ProviderError(
-            f"[{error.status_code}] {text}",
-            status_code=error.status_code,
-            kind="refusal" if fields.refusal else "http",
-            details=details,
-            **common,
-        )
+        return _status_error(error, provider_id, common)
     if isinstance(error, openai.APITimeoutError):
         return ProviderError(f"the request to {provider_id} timed out", kind="timeout", **common)
     if isinstance(error, openai.APIConnectionError):
@@ -298,24 +290,48 @@ def provider_error(
             f"the connection to {provider_id} failed ({reason})", kind="network", **common
         )
     if isinstance(error, openai.APIError):
-        # An error event inside a 200 stream: the SDK raises it with the event's error object.
-        fields = _error_fields(error.body)
-        text = fields.message or error.message
-        kind: ProviderErrorKind = "refusal" if fields.refusal else "stream"
-        # OpenRouter gives such an error an HTTP-like numeric code (502: the model is down).
-        prefix = f"[{fields.status}] " if fields.status is not None else ""
-        return ProviderError(
-            f"{prefix}{provider_id} reported an error in the stream: {text}",
-            status_code=fields.status,
-            kind=kind,
-            details=fields.details(),
-            **common,
-        )
+        return _stream_error(error, provider_id, common)
     if isinstance(error, json.JSONDecodeError):
         return ProviderError(
             f"{provider_id} sent an event that is not JSON: {error}", kind="stream", **common
         )
     return ProviderError(f"{provider_id} failed: {type(error).__name__}: {error}", **common)
+
+
+def _status_error(
+    error: openai.APIStatusError, provider_id: str, common: dict[str, Any]
+) -> ProviderError:
+    """An HTTP error status: ``http``, or ``refusal`` when the body says content policy."""
+    fields = _error_fields(error.body)
+    details = fields.details()
+    if error.request_id:
+        details["request_id"] = error.request_id
+    text = fields.message or f"{provider_id} answered HTTP {error.status_code}"
+    return ProviderError(
+        f"[{error.status_code}] {text}",
+        status_code=error.status_code,
+        kind="refusal" if fields.refusal else "http",
+        details=details,
+        **common,
+    )
+
+
+def _stream_error(
+    error: openai.APIError, provider_id: str, common: dict[str, Any]
+) -> ProviderError:
+    """An error event inside a 200 stream (the SDK raises it with the event's error object)."""
+    fields = _error_fields(error.body)
+    text = fields.message or error.message
+    kind: ProviderErrorKind = "refusal" if fields.refusal else "stream"
+    # OpenRouter gives such an error an HTTP-like numeric code (502: the model is down).
+    prefix = f"[{fields.status}] " if fields.status is not None else ""
+    return ProviderError(
+        f"{prefix}{provider_id} reported an error in the stream: {text}",
+        status_code=fields.status,
+        kind=kind,
+        details=fields.details(),
+        **common,
+    )
 
 
 @dataclass(frozen=True, slots=True)

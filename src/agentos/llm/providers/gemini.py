@@ -5,7 +5,8 @@ tool choice is never sent without tools) and "Model calls through a completion g
 provider gets back only its own replay blocks; failures are classified so the gateway can fall
 back before output; a billed failure reports its usage).
 
-The request (`agentos.llm.providers._gemini_request`): system and summary messages become
+The request (contents: `agentos.llm.providers._gemini_request`; generation config:
+`agentos.llm.providers._gemini_config`): system and summary messages become
 ``system_instruction``; user and assistant turns the ``user`` and ``model`` roles, with text and
 inline or by-URI image parts; tool calls ``functionCall`` parts and tool results
 ``functionResponse`` parts of a ``user`` turn; tools ``function_declarations`` (JSON schema);
@@ -58,7 +59,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
-import os
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -71,19 +71,17 @@ from agentos.llm.model import (
     ModelChunk,
     ModelRequest,
 )
-from agentos.llm.providers._client_pool import ClientPool
-from agentos.llm.providers._gemini_request import (
-    PROVIDER,
+from agentos.llm.providers._gemini_client import GeminiClients
+from agentos.llm.providers._gemini_config import (
     build_config,
-    build_contents,
     check_custom_params,
     check_effort,
     check_service_tier,
 )
+from agentos.llm.providers._gemini_request import PROVIDER, build_contents
 from agentos.llm.providers._gemini_response import StreamState, provider_error
 
 if TYPE_CHECKING:
-    from google import genai
     from google.genai import types
 
 __all__ = [
@@ -106,78 +104,7 @@ GEMINI_EMBEDDING_DIMENSION = 3072
 catalog does not know the model (``gemini-embedding-2`` and ``-001`` both give 3,072)."""
 
 PROVIDER_ID = PROVIDER
-ENV_KEY = "GEMINI_API_KEY"
-_INSTALL_HINT = "pip install 'agentos[gemini]'"
 _EMBED_BATCH = 100  # batchEmbedContents takes at most 100 requests
-
-
-class _Clients:
-    """Where one model's SDK client comes from: a client given, or the loop's pooled one.
-
-    Raises `ProviderError` (kind ``setup``) when the SDK is missing or no key is found.
-    """
-
-    def __init__(
-        self, api_key: str | None, base_url: str | None, client: object | None, model_id: str
-    ) -> None:
-        try:
-            from google import genai  # noqa: F401  (checked here so a missing SDK fails at setup)
-        except ImportError as exc:
-            raise ProviderError(
-                f"The Gemini provider needs the google-genai SDK, which is not installed: "
-                f"run {_INSTALL_HINT}",
-                provider_id=PROVIDER_ID,
-                model_id=model_id,
-                kind="setup",
-                details={"extra": "gemini", "install": _INSTALL_HINT},
-                code=GMIErrorCode.MISSING_DEPENDENCY,
-            ) from exc
-        self._given = cast("genai.Client | None", client)
-        self._settings: tuple[str, str | None] = ("", base_url)
-        if client is not None:
-            return
-        key = api_key or os.environ.get(ENV_KEY)
-        if not key:
-            raise ProviderError(
-                f"The Gemini provider needs an API key: pass api_key or set {ENV_KEY}",
-                provider_id=PROVIDER_ID,
-                model_id=model_id,
-                kind="setup",
-                details={"option": "api_key", "env": ENV_KEY},
-                code=GMIErrorCode.CONFIGURATION_ERROR,
-            )
-        self._settings = (key, base_url)
-
-    async def get(self) -> genai.Client:
-        """The client given, else the running loop's pooled client for these settings."""
-        if self._given is not None:
-            return self._given
-        return await _POOL.get(self._settings, self, self._build)
-
-    async def release(self) -> None:
-        """Stop using the pooled client (closed once no model uses it); a given one stays."""
-        if self._given is None:
-            await _POOL.release(self._settings, self)
-
-    def _build(self) -> genai.Client:
-        from google import genai
-        from google.genai import types
-
-        key, base_url = self._settings
-        options = types.HttpOptions(
-            base_url=base_url,
-            # One attempt: the gateway decides whether and where a failed call is tried again.
-            retry_options=types.HttpRetryOptions(attempts=1),
-        )
-        # vertexai=False: GOOGLE_GENAI_USE_VERTEXAI in the environment must not reroute calls.
-        return genai.Client(api_key=key, vertexai=False, http_options=options)
-
-
-async def _close_client(client: genai.Client) -> None:
-    await client.aio.aclose()
-
-
-_POOL: ClientPool[genai.Client] = ClientPool(_close_client)
 
 
 class _End:
@@ -202,7 +129,7 @@ class GeminiModel:
         client: object | None = None,
     ) -> None:
         self._model_id = model_id
-        self._clients = _Clients(api_key, base_url, client, model_id)
+        self._clients = GeminiClients(api_key, base_url, client, model_id)
         self._call_ids = itertools.count(1)
 
     @property
@@ -323,7 +250,7 @@ class GeminiEmbedder:
         self._dimension = dimension
         self._task_type = task_type
         self._timeout = request_timeout
-        self._clients = _Clients(api_key, base_url, client, model_id)
+        self._clients = GeminiClients(api_key, base_url, client, model_id)
 
     @property
     def provider_id(self) -> str:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from .sqlite import Database, Migration, open_store_database
-from .usage_records import UsageEvent, UsageTotals, check_row_limit, checked_event
+from agentos.storage.ledger._records import UsageEvent, UsageTotals, check_row_limit, checked_event
+from agentos.storage.sqlite import Database, Migration, open_store_database
 
 __all__ = ["USAGE_LEDGER_MIGRATIONS", "USAGE_LEDGER_STORE", "SQLiteUsageLedger"]
 

@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from typing import Final, Literal
 
 from agentos.core.clock import Clock, system_clock
-from agentos.llm.retry import (
+from agentos.llm.gateway._retry import (
     http_status_of,
     is_caller_stop,
     is_content_policy_refusal,

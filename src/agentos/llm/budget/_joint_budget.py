@@ -3,14 +3,15 @@
 That is how the spec's seats work: a call held to two budgets (the one a team's call carries
 and the member's own) is checked and charged through a `JointBudget`, and a team launched from
 that seat gets a `SpendBudget` whose parents are both. A charge walks the union of the budgets
-it reaches (`agentos.llm.spend_budget`), so an ancestor the joined budgets share is charged once.
+it reaches (`agentos.llm.budget._spend_budget`), so an ancestor the joined budgets share is
+charged once.
 """
 
 from __future__ import annotations
 
 from agentos.core.usage import ModelUsage
-from agentos.llm.spend_budget import (
-    Reservation,
+from agentos.llm.budget._reservation import Reservation
+from agentos.llm.budget._spend_budget import (
     SpendBudget,
     check_on,
     lineage_of,
@@ -18,7 +19,7 @@ from agentos.llm.spend_budget import (
     record_on,
     reserve_on,
 )
-from agentos.llm.spend_call import SpendCall
+from agentos.llm.budget._spend_call import SpendCall
 
 __all__ = ["JointBudget"]
 

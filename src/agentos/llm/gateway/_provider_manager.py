@@ -9,7 +9,8 @@ fallback of their own.
 
 from __future__ import annotations
 
-from agentos.llm.gateway import GatewayTurn, Hop
+from agentos.llm.gateway._gateway import GatewayTurn
+from agentos.llm.gateway._hops import Hop
 from agentos.llm.model import ChatModel
 
 __all__ = ["GatewayProviderManager"]

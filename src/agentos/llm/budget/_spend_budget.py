@@ -25,13 +25,13 @@ the budgets it reaches, so a budget reached twice (a diamond: two budgets drawin
 budget, both charged for one call) is charged once. The TypeScript runtime's "one total that
 budgets on one guard and one budgetId keep" is, here, a parent budget both draw on. Recording
 the same call twice, on two budgets separately, charges it twice: charge a call through one
-budget, a `JointBudget` (`agentos.llm.joint_budget`) or a budget with several parents. The walk
+budget, a `JointBudget` or a budget with several parents. The walk
 (`lineage_of`, `check_on`, `record_on`, `record_external_on`) starts from the budgets a call is
 charged through: a `SpendBudget` from itself, a `JointBudget` from each budget it joins.
 
-**Money is counted in whole picodollars** (10^-12 USD), converted from each cost's shortest
-decimal form, so sums are exact and do not depend on order (0.1 + 0.2 spends exactly 0.3), and
-a call recorded with exactly the usage it was checked at can never take a budget over its cap.
+Each budget keeps its figures, in whole picodollars, in a `BudgetAccount`
+(`agentos.llm.budget._account`); a `Reservation` (`agentos.llm.budget._reservation`) is the
+hold of one admitted call.
 
 **Concurrency.** Every method is synchronous and never awaits, so on one event loop a check, a
 reservation or a charge is atomic; a process-wide lock makes them atomic across threads too.
@@ -44,26 +44,18 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import threading
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
 from typing import Protocol, runtime_checkable
 
 from agentos.core.usage import ModelUsage
 from agentos.llm import catalog
-from agentos.llm.budget_errors import (
-    CostCapExceededError,
-    LimitCallback,
-    SpendCap,
-    SpendLimitError,
-    SpendLimitInfo,
-    UnpricedModelError,
-)
-from agentos.llm.spend_call import SpendCall, check_token_count
+from agentos.llm.budget._account import LOCK, BudgetAccount, priced, to_pico, to_usd
+from agentos.llm.budget._errors import LimitCallback, SpendLimitInfo
+from agentos.llm.budget._reservation import Reservation
+from agentos.llm.budget._spend_call import SpendCall, check_token_count
 
 __all__ = [
     "BudgetLike",
-    "Reservation",
     "SpendBudget",
     "check_on",
     "lineage_of",
@@ -72,25 +64,9 @@ __all__ = [
     "reserve_on",
 ]
 
-# The logger of `agentos.llm.budget`, where budgets lived before the split: logging set up for
-# that name keeps seeing a failing ``on_limit_reached``.
+# The package's logger: logging set up for `agentos.llm.budget` sees a failing
+# ``on_limit_reached``.
 _log = logging.getLogger("agentos.llm.budget")
-
-_PICO_PER_USD = 10**12
-
-
-def _pico(usd: float) -> int:
-    """``usd`` in whole picodollars, from its shortest decimal form (``repr``)."""
-    return int((Decimal(repr(float(usd))) * _PICO_PER_USD).to_integral_value())
-
-
-def _usd(pico: int) -> float:
-    return pico / _PICO_PER_USD
-
-
-# One lock for every budget: a charge touches several budgets at once, and a single lock can
-# neither deadlock nor let a diamond's shared budget be charged twice. Callbacks run outside it.
-_LOCK = threading.RLock()
 
 
 @runtime_checkable
@@ -133,19 +109,15 @@ class SpendBudget:
         parent: SpendBudget | Sequence[SpendBudget] | None = None,
         budget_id: str | None = None,
     ) -> None:
-        self._max_cost_usd = _check_limit("max_cost_usd", max_cost_usd)
-        self._max_total_tokens = _check_limit("max_total_tokens", max_total_tokens)
-        # An infinite cap is kept for reporting but compared as no cap at all.
-        self._cost_limit = (
-            None
-            if self._max_cost_usd is None or math.isinf(self._max_cost_usd)
-            else _pico(self._max_cost_usd)
+        self.account = BudgetAccount(
+            _check_limit("max_cost_usd", max_cost_usd),
+            _check_limit("max_total_tokens", max_total_tokens),
         )
-        self._token_limit = (
-            None
-            if self._max_total_tokens is None or math.isinf(self._max_total_tokens)
-            else self._max_total_tokens
-        )
+        """What this budget has spent and what calls in flight hold on it, in exact units.
+
+        The walk over a call's budgets checks, holds and charges through it; read the figures
+        through the properties below.
+        """
         if on_limit_reached is not None and not callable(on_limit_reached):
             raise ValueError("on_limit_reached must be a function taking a SpendLimitInfo")
         self.on_limit_reached = on_limit_reached
@@ -154,34 +126,28 @@ class SpendBudget:
         if budget_id is not None and not isinstance(budget_id, str):
             raise ValueError(f"budget_id must be a string, got {type(budget_id).__name__}")
         self.budget_id = budget_id
-        self._spent_pico = 0
-        self._spent_tokens = 0
-        self._unpriced_calls = 0
-        # What the reservations of calls in flight hold (DESIGN §5.18).
-        self._reserved_pico = 0
-        self._reserved_tokens = 0
 
     # -- figures -------------------------------------------------------------------------------
 
     @property
     def max_cost_usd(self) -> float | None:
         """The cost cap in USD, or ``None``."""
-        return self._max_cost_usd
+        return self.account.max_cost_usd
 
     @property
     def max_total_tokens(self) -> float | None:
         """The token cap, or ``None``."""
-        return self._max_total_tokens
+        return self.account.max_total_tokens
 
     @property
     def spent_usd(self) -> float:
         """The known cost charged so far (calls of unknown cost add nothing: `unpriced_calls`)."""
-        return _usd(self._spent_pico)
+        return to_usd(self.account.spent_pico)
 
     @property
     def spent_tokens(self) -> int:
         """The tokens charged so far."""
-        return self._spent_tokens
+        return self.account.spent_tokens
 
     @property
     def unpriced_calls(self) -> int:
@@ -189,17 +155,17 @@ class SpendBudget:
 
         Possible only without a cost cap, or when a caller records a call it did not check.
         """
-        return self._unpriced_calls
+        return self.account.unpriced_calls
 
     @property
     def reserved_usd(self) -> float:
         """The worst-case cost the calls in flight hold (DESIGN §5.18); 0 when none runs."""
-        return _usd(self._reserved_pico)
+        return to_usd(self.account.reserved_pico)
 
     @property
     def reserved_tokens(self) -> int:
         """The worst-case tokens the calls in flight hold (DESIGN §5.18); 0 when none runs."""
-        return self._reserved_tokens
+        return self.account.reserved_tokens
 
     @property
     def remaining_usd(self) -> float | None:
@@ -207,9 +173,7 @@ class SpendBudget:
 
         ``None`` without a finite cap.
         """
-        if self._cost_limit is None:
-            return None
-        return _usd(max(0, self._cost_limit - self._spent_pico - self._reserved_pico))
+        return self.account.remaining_usd()
 
     @property
     def remaining_tokens(self) -> float | None:
@@ -217,9 +181,7 @@ class SpendBudget:
 
         ``None`` without a finite cap.
         """
-        if self._token_limit is None:
-            return None
-        return max(0, self._token_limit - self._spent_tokens - self._reserved_tokens)
+        return self.account.remaining_tokens()
 
     def lineage(self) -> tuple[SpendBudget, ...]:
         """Itself, then every budget it draws on (nearest first), each once."""
@@ -272,167 +234,9 @@ class SpendBudget:
     def __repr__(self) -> str:
         name = f" {self.budget_id!r}" if self.budget_id is not None else ""
         return (
-            f"<SpendBudget{name} ${self.spent_usd} of {self._max_cost_usd}, "
-            f"{self._spent_tokens} tokens of {self._max_total_tokens}>"
+            f"<SpendBudget{name} ${self.spent_usd} of {self.max_cost_usd}, "
+            f"{self.spent_tokens} tokens of {self.max_total_tokens}>"
         )
-
-    # -- internals -----------------------------------------------------------------------------
-
-    def _refusal(
-        self, call: SpendCall, worst: ModelUsage, worst_pico: int | None
-    ) -> SpendLimitError | None:
-        """The error refusing ``call`` here, or ``None``. Reads state: hold `_LOCK`."""
-        if self._cost_limit is not None:
-            assert self._max_cost_usd is not None
-            if worst_pico is None:
-                info = self._info(call, "max_cost_usd", self.spent_usd, None, unpriced=True)
-                return UnpricedModelError(
-                    f"{self._name()} has a max_cost_usd of {_money(self._max_cost_usd)} and "
-                    f"cannot price {call.call} on {call.provider_id}:{call.model_id}: the model "
-                    f"catalog has no price for it (spent so far {_money(self.spent_usd)}); "
-                    "use a priced model or set only max_total_tokens",
-                    info,
-                )
-            if self._spent_pico + self._reserved_pico + worst_pico > self._cost_limit:
-                reserved = self.reserved_usd
-                info = self._info(call, "max_cost_usd", self.spent_usd, _usd(worst_pico), reserved)
-                held = f" and {_money(reserved)} reserved by calls in flight" if reserved else ""
-                return CostCapExceededError(
-                    f"{self._name()} refused {call.call} on {call.provider_id}:{call.model_id}: "
-                    f"its worst case of {_money(_usd(worst_pico))} ({worst.prompt_tokens:,} "
-                    f"prompt + {worst.completion_tokens:,} output tokens) on top of "
-                    f"{_money(self.spent_usd)} spent{held} would exceed the max_cost_usd of "
-                    f"{_money(self._max_cost_usd)}",
-                    info,
-                )
-        if self._token_limit is not None:
-            assert self._max_total_tokens is not None
-            reserved_tokens = self._reserved_tokens
-            if self._spent_tokens + reserved_tokens + worst.total_tokens > self._token_limit:
-                info = self._info(
-                    call,
-                    "max_total_tokens",
-                    self._spent_tokens,
-                    worst.total_tokens,
-                    reserved_tokens,
-                )
-                held = (
-                    f" and {reserved_tokens:,} reserved by calls in flight"
-                    if reserved_tokens
-                    else ""
-                )
-                return CostCapExceededError(
-                    f"{self._name()} refused {call.call} on {call.provider_id}:{call.model_id}: "
-                    f"its worst case of {worst.total_tokens:,} tokens ({worst.prompt_tokens:,} "
-                    f"prompt + {worst.completion_tokens:,} output) on top of "
-                    f"{self._spent_tokens:,} spent{held} would exceed the max_total_tokens of "
-                    f"{_count(self._max_total_tokens)}",
-                    info,
-                )
-        return None
-
-    def _info(
-        self,
-        call: SpendCall,
-        cap: SpendCap,
-        spent: float,
-        requested: float | None,
-        reserved: float = 0,
-        *,
-        unpriced: bool = False,
-    ) -> SpendLimitInfo:
-        limit = self._max_cost_usd if cap == "max_cost_usd" else self._max_total_tokens
-        assert limit is not None
-        return SpendLimitInfo(
-            cap=cap,
-            limit=limit,
-            spent=spent,
-            requested=requested,
-            call=call.call,
-            provider_id=call.provider_id,
-            model_id=call.model_id,
-            budget_id=self.budget_id,
-            unpriced=unpriced,
-            reserved=reserved,
-        )
-
-    def _name(self) -> str:
-        return f"spend budget {self.budget_id!r}" if self.budget_id else "the spend budget"
-
-    def _charge(self, tokens: int, pico: int | None) -> None:
-        self._spent_tokens += tokens
-        if pico is None:
-            self._unpriced_calls += 1
-        else:
-            self._spent_pico += pico
-
-    def _hold(self, tokens: int, pico: int) -> None:
-        """Add (or, negative, release) a reservation's hold. Hold `_LOCK`."""
-        self._reserved_tokens += tokens
-        self._reserved_pico += pico
-
-
-class Reservation:
-    """A call's worst case, held on the budgets it draws on until it settles (DESIGN §5.18).
-
-    Made by `SpendBudget.reserve` / `JointBudget.reserve` when they admit a call. End it once:
-    `settle` with what the call used (its billed usage, or the estimate of a stream left early,
-    DESIGN §5.19), or `release` when nothing was billed. After either, `release` does nothing and
-    `settle` raises `RuntimeError` (a call is charged once).
-    """
-
-    __slots__ = ("_budgets", "_held", "_pico", "_tokens")
-
-    def __init__(self, budgets: tuple[SpendBudget, ...], tokens: int, pico: int) -> None:
-        self._budgets = budgets
-        self._tokens = tokens
-        self._pico = pico
-        self._held = True
-
-    @property
-    def held(self) -> bool:
-        """Whether the worst case is still held (neither settled nor released)."""
-        return self._held
-
-    @property
-    def tokens(self) -> int:
-        """The worst-case tokens held on each budget."""
-        return self._tokens
-
-    @property
-    def cost_usd(self) -> float:
-        """The worst-case cost held on each budget (0 when the model has no price)."""
-        return _usd(self._pico)
-
-    def settle(self, usage: ModelUsage, *, provider_id: str, model_id: str) -> ModelUsage:
-        """Release the hold and charge ``usage`` in one step; return the usage priced.
-
-        Charged as `SpendBudget.record` charges it, to the same budgets the call was held on.
-        """
-        if not isinstance(usage, ModelUsage):
-            raise TypeError(f"a budget records a ModelUsage, not {type(usage).__name__}")
-        priced, pico = _priced(usage, provider_id, model_id)
-        with _LOCK:
-            if not self._held:
-                raise RuntimeError("this reservation has already been settled or released")
-            self._held = False
-            for budget in self._budgets:
-                budget._hold(-self._tokens, -self._pico)
-                budget._charge(priced.total_tokens, pico)
-        return priced
-
-    def release(self) -> None:
-        """Release the hold without a charge (a call that failed unbilled); once."""
-        with _LOCK:
-            if not self._held:
-                return
-            self._held = False
-            for budget in self._budgets:
-                budget._hold(-self._tokens, -self._pico)
-
-    def __repr__(self) -> str:
-        state = "held" if self._held else "ended"
-        return f"<Reservation {state}: {self._tokens} tokens, ${self.cost_usd}>"
 
 
 # --- the walk: the budgets a call starts from, and every ancestor once -----------------------
@@ -473,11 +277,11 @@ def _admit(roots: tuple[SpendBudget, ...], call: SpendCall, *, hold: bool) -> Re
         raise TypeError(f"a budget checks a SpendCall, not {type(call).__name__}")
     worst = call.worst_case
     cost = catalog.cost_usd(call.provider_id, call.model_id, worst)
-    worst_pico = None if cost is None else _pico(cost)
-    with _LOCK:
+    worst_pico = None if cost is None else to_pico(cost)
+    with LOCK:
         lineage = lineage_of(roots)
         for budget in lineage:
-            refusal = budget._refusal(call, worst, worst_pico)
+            refusal = budget.account.refusal(call, worst, worst_pico, budget.budget_id)
             if refusal is not None:
                 break
         else:
@@ -485,9 +289,10 @@ def _admit(roots: tuple[SpendBudget, ...], call: SpendCall, *, hold: bool) -> Re
                 return None
             # An unpriced call is admitted only where no budget caps cost: it holds its tokens.
             pico = worst_pico or 0
-            for budget in lineage:
-                budget._hold(worst.total_tokens, pico)
-            return Reservation(lineage, worst.total_tokens, pico)
+            accounts = tuple(budget.account for budget in lineage)
+            for account in accounts:
+                account.hold(worst.total_tokens, pico)
+            return Reservation(accounts, worst.total_tokens, pico)
     _notify(roots[0], lineage, budget, refusal.info)
     raise refusal
 
@@ -519,17 +324,11 @@ def record_on(
     """Charge a call's usage to the roots and every ancestor, each once; return it priced."""
     if not isinstance(usage, ModelUsage):
         raise TypeError(f"a budget records a ModelUsage, not {type(usage).__name__}")
-    priced, pico = _priced(usage, provider_id, model_id)
-    with _LOCK:
+    with_cost, pico = priced(usage, provider_id, model_id)
+    with LOCK:
         for budget in lineage_of(roots):
-            budget._charge(priced.total_tokens, pico)
-    return priced
-
-
-def _priced(usage: ModelUsage, provider_id: str, model_id: str) -> tuple[ModelUsage, int | None]:
-    """``usage`` priced by the catalog, and its cost in picodollars (``None``: unknown)."""
-    priced = catalog.priced(provider_id, model_id, usage)
-    return priced, None if priced.cost_usd is None else _pico(priced.cost_usd)
+            budget.account.charge(with_cost.total_tokens, pico)
+    return with_cost
 
 
 def record_external_on(roots: tuple[SpendBudget, ...], cost_usd: float, tokens: int) -> None:
@@ -545,10 +344,10 @@ def record_external_on(roots: tuple[SpendBudget, ...], cost_usd: float, tokens: 
     ):
         raise ValueError(f"cost_usd must be a finite number >= 0, got {cost_usd!r}")
     check_token_count("tokens", tokens)
-    pico = _pico(cost_usd)
-    with _LOCK:
+    pico = to_pico(cost_usd)
+    with LOCK:
         for budget in lineage_of(roots):
-            budget._charge(tokens, pico)
+            budget.account.charge(tokens, pico)
 
 
 # --- validation and formatting ----------------------------------------------------------------
@@ -578,14 +377,3 @@ def _check_parents(parent: object) -> tuple[SpendBudget, ...]:
         if not isinstance(item, SpendBudget):
             raise ValueError(f"parent must be a SpendBudget or a list of them, got {item!r}")
     return tuple(dict.fromkeys(parents))
-
-
-def _money(usd: float) -> str:
-    """``$0.50``, ``$0.000123``: at least cents, up to picodollars, no trailing zeros."""
-    text = f"{usd:.12f}".rstrip("0")
-    whole, _, fraction = text.partition(".")
-    return f"${whole}.{fraction.ljust(2, '0')}"
-
-
-def _count(tokens: float) -> str:
-    return f"{tokens:,}" if float(tokens).is_integer() else f"{tokens:,.2f}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from agentos.llm.budget._spend_budget import BudgetLike
+from agentos.llm.budget._spend_call import SpendCall
 from agentos.llm.errors import ProviderError
 from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, TextDelta, closing_stream
-from agentos.llm.spend_budget import BudgetLike
-from agentos.llm.spend_call import SpendCall
 from agentos.llm.step_tally import StepTally
 from agentos.llm.token_estimate import estimate_prompt_tokens
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from .usage_records import UsageEvent, UsageTotals, check_row_limit, checked_event
+from agentos.storage.ledger._records import UsageEvent, UsageTotals, check_row_limit, checked_event
 
 __all__ = ["InMemoryUsageLedger"]
 

@@ -27,19 +27,29 @@ request for a hop (the caller rebuilds its prompt for each hop's model). A step 
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from typing import TypeGuard
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.usage import ModelUsage
-from agentos.llm.circuit import ProviderHealthRegistry
-from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.errors import ProviderError
-from agentos.llm.fallback_chain import FallbackLeg, build_policy_aware_fallback_chain
+from agentos.llm.gateway._circuit import ProviderHealthRegistry
+from agentos.llm.gateway._fallback import FallbackLeg
+from agentos.llm.gateway._hops import (
+    AttemptFailed,
+    FallbackCallback,
+    GatewayDefaults,
+    Hop,
+    HopFailureCallback,
+    ModelResolver,
+    UnstartableHop,
+    resolve_any_hop,
+)
+from agentos.llm.gateway._plan import plan_hops
+from agentos.llm.gateway._retry import is_retryable_error
 from agentos.llm.model import (
-    ChatModel,
     FinishChunk,
     ModelChunk,
     ModelRequest,
@@ -47,100 +57,10 @@ from agentos.llm.model import (
     ToolCallChunk,
     closing_stream,
 )
-from agentos.llm.resolve import prefixed_provider, resolve_model, split_model_string
-from agentos.llm.retry import is_retryable_error
+from agentos.llm.resolve import prefixed_provider
 from agentos.llm.step_tally import StepTally
 
-__all__ = [
-    "AttemptFailed",
-    "CompletionGateway",
-    "GatewayDefaults",
-    "GatewayTurn",
-    "Hop",
-    "ModelResolver",
-    "Router",
-    "create_completion_gateway",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Hop:
-    """One place a step can run: its position (0 = the primary or the router's choice)."""
-
-    index: int
-    provider_id: str
-    model_id: str
-    model: ChatModel
-    leg: FallbackLeg | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Unstartable:
-    """A hop whose provider could not be set up (no credentials, no adapter, a bad model)."""
-
-    provider_id: str
-    model_id: str
-    error: GMIError
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptFailed:
-    """An attempt that failed; ``usage`` is what its provider billed, when it said."""
-
-    hop: Hop
-    error: BaseException
-    usage: ModelUsage | None
-    after_output: bool
-
-
-Router = Callable[[str, Sequence[tuple[str, str]]], "tuple[str, str] | None"]
-"""Chooses a route: given the task hint and the candidate (provider, model) pairs, returns the
-(provider, model) to try first, or ``None`` for the primary."""
-
-ModelResolver = Callable[..., ChatModel]
-"""Builds a hop's model: ``(provider, model, *, api_key, base_url, environ, hop)``; ``hop`` is
-the hop's position (0 for the primary or the router's choice). The default is `resolve_model`,
-which does not need the position."""
-
-
-def _resolve_any_hop(
-    provider: str | None,
-    model: str | None,
-    *,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    environ: Mapping[str, str] | None = None,
-    hop: int = 0,
-) -> ChatModel:
-    return resolve_model(provider, model, api_key=api_key, base_url=base_url, environ=environ)
-
-
-FallbackCallback = Callable[[BaseException, str], None]
-HopFailureCallback = Callable[[str, str, BaseException], None]
-
-
-@dataclass(frozen=True, slots=True)
-class GatewayDefaults:
-    """The routing inputs a turn does not carry (spec: ``createCompletionGateway(defaults)``).
-
-    ``api_key`` and ``base_url`` are the primary's credentials: they apply to every hop on the
-    primary's provider (the primary, a router's choice, a fallback leg) unless a leg names its
-    own, and to no hop on another provider (DESIGN §5.20, `ProviderCredentials`). A turn that
-    names another provider runs there without them. ``fallback_providers=None`` builds the
-    policy-aware chain from the environment; ``[]`` turns fallback off.
-    """
-
-    provider: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    base_url: str | None = None
-    fallback_providers: Sequence[FallbackLeg] | None = None
-    router: Router | None = None
-    policy_tier: str | None = None
-    on_fallback: FallbackCallback | None = None
-    on_hop_failure: HopFailureCallback | None = None
-    before_attempt: Callable[[Hop, ModelRequest], None] | None = None
-    environ: Mapping[str, str] | None = field(default=None, repr=False)
+__all__ = ["CompletionGateway", "GatewayTurn", "create_completion_gateway"]
 
 
 class CompletionGateway:
@@ -150,7 +70,7 @@ class CompletionGateway:
         self,
         defaults: GatewayDefaults | None = None,
         *,
-        resolver: ModelResolver = _resolve_any_hop,
+        resolver: ModelResolver = resolve_any_hop,
         health: ProviderHealthRegistry | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -185,38 +105,16 @@ class CompletionGateway:
             on_hop_failure if on_hop_failure is not None else self.defaults.on_hop_failure,
         )
 
-    def _environ(self) -> Mapping[str, str]:
-        return self.defaults.environ if self.defaults.environ is not None else os.environ
+    def plan(
+        self, provider: str | None, model: str | None, task_hint: str = ""
+    ) -> list[Hop | UnstartableHop]:
+        """Resolve the hops of a turn on ``provider`` / ``model`` (`GatewayTurn` calls it once).
 
-    def _resolve(
-        self,
-        provider: str | None,
-        model: str | None,
-        *,
-        credentials: tuple[str | None, str | None],
-        hop: int,
-    ) -> ChatModel:
-        api_key, base_url = credentials
-        return self._resolver(
-            provider, model, api_key=api_key, base_url=base_url, environ=self._environ(), hop=hop
-        )
-
-    def _primary_credentials(
-        self, provider: str | None, model: str | None
-    ) -> tuple[ProviderCredentials, tuple[str | None, str | None]]:
-        """The defaults' credentials with the provider they are for, and what the primary gets.
-
-        They are for the provider the defaults name (``provider``, or a ``provider:`` prefix of
-        ``model``). A turn naming no provider runs on the defaults' credentials; one naming
-        another provider runs without them. When the defaults name no provider, they are for
-        the provider the primary resolves to (set by `GatewayTurn` once it has).
+        The router's choice or the primary, then the fallback chain; a hop that cannot be set
+        up is its `UnstartableHop`; a primary that cannot be set up raises
+        ``CONFIGURATION_ERROR``.
         """
-        defaults = self.defaults
-        owner = split_model_string(defaults.provider, defaults.model)[0]
-        named = split_model_string(provider, model)[0]
-        theirs = named is None or named == owner
-        given = (defaults.api_key, defaults.base_url) if theirs else (None, None)
-        return ProviderCredentials(owner, defaults.api_key, defaults.base_url), given
+        return plan_hops(self.defaults, self._resolver, provider, model, task_hint)
 
 
 class GatewayTurn:
@@ -237,7 +135,7 @@ class GatewayTurn:
         self._task_hint = task_hint
         self._on_fallback = on_fallback
         self._on_hop_failure = on_hop_failure
-        self._hops: list[Hop | _Unstartable] | None = None
+        self._hops: list[Hop | UnstartableHop] | None = None
         self._start = 0
         self.serving_hop: Hop | None = None
         """The hop that served the last completed step (``None`` before one completes)."""
@@ -256,67 +154,11 @@ class GatewayTurn:
         first = self._plan()[0]
         return first if isinstance(first, Hop) else None
 
-    def _plan(self) -> list[Hop | _Unstartable]:
+    def _plan(self) -> list[Hop | UnstartableHop]:
         """Every hop of the chain, resolved once per turn; a hop that cannot start is its error."""
-        if self._hops is not None:
-            return self._hops
-        gateway = self._gateway
-        defaults = gateway.defaults
-        try:
-            credentials, given = gateway._primary_credentials(self._provider, self._model)
-            primary = gateway._resolve(self._provider, self._model, credentials=given, hop=0)
-        except GMIError as exc:
-            raise GMIError(
-                exc.message, GMIErrorCode.CONFIGURATION_ERROR, {**exc.details, "hop": 0}
-            ) from exc
-        if credentials.provider is None and given != (None, None):
-            credentials = replace(credentials, provider=primary.provider_id)
-        legs: list[FallbackLeg] = list(
-            defaults.fallback_providers
-            if defaults.fallback_providers is not None
-            else build_policy_aware_fallback_chain(
-                defaults.policy_tier,
-                exclude_provider=primary.provider_id,
-                environ=gateway._environ(),
-            )
-        )
-        first: ChatModel | _Unstartable = primary
-        if defaults.router is not None:
-            candidates = [(primary.provider_id, primary.model_id)] + [
-                (leg.provider, leg.model or "") for leg in legs
-            ]
-            choice = defaults.router(self._task_hint, candidates)
-            if choice is not None and choice != (primary.provider_id, primary.model_id):
-                try:
-                    first = gateway._resolve(
-                        choice[0],
-                        choice[1],
-                        credentials=credentials.for_provider(choice[0]),
-                        hop=0,
-                    )
-                except GMIError as exc:
-                    first = _Unstartable(choice[0], choice[1], exc)
-        hops: list[Hop | _Unstartable] = [
-            first
-            if isinstance(first, _Unstartable)
-            else Hop(0, first.provider_id, first.model_id, first)
-        ]
-        for position, leg in enumerate(legs, start=1):
-            try:
-                model = gateway._resolve(
-                    leg.provider,
-                    leg.model,
-                    credentials=credentials.for_provider(
-                        leg.provider, api_key=leg.api_key, base_url=leg.base_url
-                    ),
-                    hop=position,
-                )
-            except GMIError as exc:
-                hops.append(_Unstartable(leg.provider, leg.model or "", exc))
-                continue
-            hops.append(Hop(position, model.provider_id, model.model_id, model, leg))
-        self._hops = hops
-        return hops
+        if self._hops is None:
+            self._hops = self._gateway.plan(self._provider, self._model, self._task_hint)
+        return self._hops
 
     async def stream_step(
         self, build_request: Callable[[Hop], ModelRequest]
@@ -333,28 +175,9 @@ class GatewayTurn:
         self.left_early_usage = None
         for position in range(self._start, len(hops)):
             hop = hops[position]
-            if isinstance(hop, _Unstartable):
-                self._hop_failed(hop.provider_id, hop.model_id, hop.error)
+            if not self._startable(hop):
                 continue
-            if health.is_open(hop.provider_id):
-                self._hop_failed(
-                    hop.provider_id,
-                    hop.model_id,
-                    ProviderError(
-                        f"[503] {hop.provider_id} circuit open",
-                        status_code=503,
-                        provider_id=hop.provider_id,
-                        model_id=hop.model_id,
-                        kind="setup",
-                    ),
-                )
-                continue
-            if last_error is not None and self._on_fallback is not None:
-                self._on_fallback(last_error, hop.provider_id)
-            request = _with_leg_settings(build_request(hop), hop.leg)
-            before = self._gateway.defaults.before_attempt
-            if before is not None:
-                before(hop, request)  # a refusal (a budget's) raises: nothing is sent
+            request = self._attempt_request(hop, build_request, last_error)
             started = True
             held: list[ModelChunk] = []
             content = False
@@ -394,24 +217,64 @@ class GatewayTurn:
             self.serving_hop = hop
             self._start = position
             return
-        if last_error is not None:
-            raise last_error
-        if not started:
-            raise GMIError(
-                "No provider can serve this step: every hop was skipped",
-                GMIErrorCode.LLM_PROVIDER_UNAVAILABLE,
-                {"hops": len(hops)},
+        _raise_unserved(last_error, started, len(hops))
+
+    def _startable(self, hop: Hop | UnstartableHop) -> TypeGuard[Hop]:
+        """Whether ``hop`` can take an attempt; a hop that cannot is reported and skipped."""
+        if isinstance(hop, UnstartableHop):
+            self._hop_failed(hop.provider_id, hop.model_id, hop.error)
+            return False
+        if self._gateway.health.is_open(hop.provider_id):
+            self._hop_failed(
+                hop.provider_id,
+                hop.model_id,
+                ProviderError(
+                    f"[503] {hop.provider_id} circuit open",
+                    status_code=503,
+                    provider_id=hop.provider_id,
+                    model_id=hop.model_id,
+                    kind="setup",
+                ),
             )
+            return False
+        return True
+
+    def _attempt_request(
+        self,
+        hop: Hop,
+        build_request: Callable[[Hop], ModelRequest],
+        last_error: BaseException | None,
+    ) -> ModelRequest:
+        """The request of an attempt on ``hop``, after ``on_fallback`` and ``before_attempt``."""
+        if last_error is not None and self._on_fallback is not None:
+            self._on_fallback(last_error, hop.provider_id)
+        request = _with_leg_settings(build_request(hop), hop.leg)
+        before = self._gateway.defaults.before_attempt
+        if before is not None:
+            before(hop, request)  # a refusal (a budget's) raises: nothing is sent
+        return request
 
     def _hop_failed(self, provider_id: str, model_id: str, error: BaseException) -> None:
         if self._on_hop_failure is not None:
             self._on_hop_failure(provider_id, model_id, error)
 
 
+def _raise_unserved(last_error: BaseException | None, started: bool, hops: int) -> None:
+    """End a step no hop served: the last attempt's error, else ``LLM_PROVIDER_UNAVAILABLE``."""
+    if last_error is not None:
+        raise last_error
+    if not started:
+        raise GMIError(
+            "No provider can serve this step: every hop was skipped",
+            GMIErrorCode.LLM_PROVIDER_UNAVAILABLE,
+            {"hops": hops},
+        )
+
+
 def create_completion_gateway(
     defaults: GatewayDefaults | None = None,
     *,
-    resolver: ModelResolver = _resolve_any_hop,
+    resolver: ModelResolver = resolve_any_hop,
     health: ProviderHealthRegistry | None = None,
     clock: Clock | None = None,
 ) -> CompletionGateway:
