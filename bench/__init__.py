@@ -8,7 +8,8 @@ Run from the repository root::
 Each benchmark runs its candidate (agentos) and its baseline (the library underneath, called
 directly) alternately ``N`` times, prints each metric's medians, the ratio candidate / baseline,
 the target and PASS or FAIL, and writes the figures to ``bench/results/<name>.json``.
-A new benchmark is a module that subclasses `Benchmark` and calls `register`; import it below.
+A new benchmark is a module that subclasses `Benchmark` (or `bench.loopback.LoopbackBenchmark`,
+for one whose sides stream from a loopback server) and calls `register`; import it below.
 """
 
 from bench import concurrency as concurrency  # imported for its registrations

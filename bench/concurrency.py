@@ -32,8 +32,9 @@ Fairness decisions:
   them is not. Each run opens sessions of new ids.
 - **The scripted model's record of requests is emptied** before the memory is read: it keeps
   every request it served, which no real model does.
-- **One loop, settled.** One `asyncio.Runner` serves every run; before every run a full garbage
-  collection runs and the process sleeps briefly, so the previous run's connections close.
+- **One loop, settled** (`bench.loopback`): one `asyncio.Runner` serves every run; before every
+  run a full garbage collection runs and the process sleeps briefly, so the previous run's
+  connections close.
 """
 
 from __future__ import annotations
@@ -49,15 +50,14 @@ import openai
 import agentos
 from agentos.testing import ScriptedModel
 from bench.delayed_sse_server import DelayedSSEServerProcess
-from bench.registry import Benchmark, Metric, Sample, register
+from bench.loopback import MODEL, LoopbackBenchmark
+from bench.registry import Metric, Sample, register
 from bench.sse_server import token
 from bench.turn_models import LOOKUP_TOOL, REPLY, SYSTEM, script
 
 __all__ = ["Concurrency"]
 
 PROMPT = "Count to twenty, one word at a time."
-MODEL = "gpt-4o-mini"
-API_KEY = "k"
 SESSIONS = 1_000
 TOKENS = 20
 DELAY = 0.05
@@ -67,7 +67,7 @@ SETTLE_SECONDS = 0.5
 EXPECTED = "".join(token(i) for i in range(TOKENS))
 
 
-class Concurrency(Benchmark):
+class Concurrency(LoopbackBenchmark):
     """Wall time of 1,000 concurrent streamed light turns vs the raw client; idle memory."""
 
     name: ClassVar[str] = "concurrency"
@@ -81,71 +81,36 @@ class Concurrency(Benchmark):
         Metric("idle_session", "KiB", "lower", tolerance=1.0),
     )
 
+    settle_seconds: ClassVar[float] = SETTLE_SECONDS
+
     def __init__(self) -> None:
-        self._server = DelayedSSEServerProcess(TOKENS, DELAY)
-        self._runner: asyncio.Runner | None = None
+        super().__init__(DelayedSSEServerProcess(TOKENS, DELAY))
         self._agent: agentos.GmiAgent | None = None
         self._keep: agentos.GmiSession | None = None
-        self._client: openai.AsyncOpenAI | None = None
         self._runs = 0
         self._opened_kib: list[float] = []
 
-    def setup(self) -> None:
-        self._server.__enter__()
-        base_url = f"{self._server.url}/v1"
-        self._runner = asyncio.Runner()
-        try:
-            self._agent = agentos.gmi(
-                provider="openai",
-                model=MODEL,
-                api_key=API_KEY,
-                base_url=base_url,
-                max_tokens=TOKENS,
-                fallback_providers=[],
-                instructions=SYSTEM,
-                cognition="light",
-            )
-            self._client = openai.AsyncOpenAI(api_key=API_KEY, base_url=base_url, max_retries=0)
-            self._keep = self._agent.session("bench-keep")  # holds the pooled client open
-            for _ in range(3):
-                if self._runner.run(self._candidate_turn(self._keep)) != EXPECTED:
-                    raise RuntimeError("agentos streamed a different text")
-                if self._runner.run(self._baseline_call()) != EXPECTED:
-                    raise RuntimeError("the openai client streamed a different text")
-            # One small burst per side warms the connection paths before the first timed run.
-            self._runner.run(self._candidate_burst(SESSIONS // 10))
-            self._runner.run(self._baseline_burst(SESSIONS // 10))
-        except BaseException:
-            self.teardown()  # the runner tears down only after a setup that succeeded
-            raise
-
-    def teardown(self) -> None:
-        if self._runner is not None:
-            if self._agent is not None:
-                self._runner.run(self._agent.close())
-                self._agent = None
-            if self._client is not None:
-                self._runner.run(self._client.close())
-                self._client = None
-            self._runner.close()
-            self._runner = None
-        self._server.__exit__()
-
-    def settle(self) -> None:
-        gc.collect()
-        time.sleep(SETTLE_SECONDS)
+    def prepare(self) -> None:
+        self._agent = self.light_agent(max_tokens=TOKENS, instructions=SYSTEM)
+        self._keep = self._agent.session("bench-keep")  # holds the pooled client open
+        for _ in range(3):
+            if self.run_async(self._candidate_turn(self._keep)) != EXPECTED:
+                raise RuntimeError("agentos streamed a different text")
+            if self.run_async(self._baseline_call()) != EXPECTED:
+                raise RuntimeError("the openai client streamed a different text")
+        # One small burst per side warms the connection paths before the first timed run.
+        self.run_async(self._candidate_burst(SESSIONS // 10))
+        self.run_async(self._baseline_burst(SESSIONS // 10))
 
     def run_candidate(self) -> Sample:
-        assert self._runner is not None
-        wall = self._runner.run(self._candidate_burst(SESSIONS))
+        wall = self.run_async(self._candidate_burst(SESSIONS))
         self.settle()
-        opened, idle = self._runner.run(self._idle_memory())
+        opened, idle = self.run_async(self._idle_memory())
         self._opened_kib.append(opened)
         return {"wall_1000": wall, "idle_session": idle}
 
     def run_baseline(self) -> Sample:
-        assert self._runner is not None
-        wall = self._runner.run(self._baseline_burst(SESSIONS))
+        wall = self.run_async(self._baseline_burst(SESSIONS))
         return {"wall_1000": wall, "idle_session": BUDGET_KIB}
 
     async def _candidate_turn(self, session: agentos.GmiSession) -> str:
@@ -169,8 +134,7 @@ class Concurrency(Benchmark):
         return seconds
 
     async def _baseline_call(self) -> str:
-        assert self._client is not None
-        stream = await self._client.chat.completions.create(
+        stream = await self.client.chat.completions.create(
             model=MODEL,
             messages=[
                 {"role": "system", "content": SYSTEM},

@@ -19,15 +19,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
-import subprocess
 import sys
-import threading
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
-from bench.sse_server import SSEServerProcess, completion_events
+from bench.sse_server import (
+    SSEServerProcess,
+    completion_events,
+    refusal_body,
+    request_problem,
+    stop_at_eof,
+)
 
 __all__ = ["BACKLOG", "DelayedSSEServerProcess", "main"]
 
@@ -40,27 +42,8 @@ _HEAD = (
 )
 
 
-def _problem(raw: bytes, tokens: int) -> str | None:
-    """Why the request body ``raw`` is not the completion served here (``None``: it is)."""
-    try:
-        request: Any = json.loads(raw)
-    except ValueError:
-        return "the body is not JSON"
-    if not isinstance(request, dict) or not request.get("messages"):
-        return "messages are missing"
-    if request.get("stream") is not True:
-        return "stream must be true"
-    if request.get("stream_options") != {"include_usage": True}:
-        return "stream_options must be {'include_usage': true}"
-    cap = request.get("max_tokens", request.get("max_completion_tokens"))
-    if cap != tokens:
-        return f"max_tokens must be {tokens}, got {cap!r}"
-    return None
-
-
 def _refusal(message: str) -> bytes:
-    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
-    data = json.dumps({"error": error}).encode()
+    data = refusal_body(message)
     head = (
         f"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
@@ -81,7 +64,7 @@ async def _serve(
                 length = int(value.strip())
         body = await reader.readexactly(length)
         path = lines[0].split(" ")[1] if " " in lines[0] else ""
-        problem = _problem(body, tokens)
+        problem = request_problem(body, tokens)
         if path != "/v1/chat/completions":
             problem = f"unknown path {path}"
         if problem is not None:
@@ -107,12 +90,7 @@ async def _run(tokens: int, delay: float) -> None:
     print(f"http://{host}:{port}", flush=True)
     stopped = asyncio.Event()
     loop = asyncio.get_running_loop()
-
-    def wait_for_eof() -> None:
-        sys.stdin.read()  # the parent holds our stdin: when it ends, so do we
-        loop.call_soon_threadsafe(stopped.set)
-
-    threading.Thread(target=wait_for_eof, daemon=True).start()
+    stop_at_eof(lambda: loop.call_soon_threadsafe(stopped.set))
     async with server:
         await stopped.wait()
 
@@ -131,26 +109,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 class DelayedSSEServerProcess(SSEServerProcess):
     """`main` in a child process; use as a context manager, read `url`."""
 
+    what: ClassVar[str] = "the delayed SSE server"
+
     def __init__(self, tokens: int, delay: float) -> None:
         super().__init__(tokens)
         self.delay = delay
 
-    def __enter__(self) -> DelayedSSEServerProcess:
+    def command(self) -> list[str]:
         # Not ``-m``: the bench package imports this module first, and runpy warns of that.
         start = "import sys; from bench.delayed_sse_server import main; sys.exit(main())"
-        command = [sys.executable, "-c", start]
-        command += ["--tokens", str(self.tokens), "--delay", str(self.delay)]
-        root = Path(__file__).resolve().parent.parent
-        self._process = subprocess.Popen(
-            command, cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        assert self._process.stdout is not None
-        line = self._process.stdout.readline().strip()
-        if not line.startswith("http://"):
-            self.__exit__()
-            raise RuntimeError(f"the delayed SSE server did not start (it printed {line!r})")
-        self.url = line
-        return self
+        options = ["--tokens", str(self.tokens), "--delay", str(self.delay)]
+        return [sys.executable, "-c", start, *options]
 
 
 if __name__ == "__main__":

@@ -31,10 +31,10 @@ Metrics (lower is better):
 
 What is measured, and what is not:
 
-- **Both sides keep their SDK client.** The baseline builds one ``AsyncOpenAI`` in its first
-  warm-up run and reuses it, as an application does; agentos builds a new `OpenAIModel` per
-  ``stream_text()`` call, but its adapter takes the event loop's pooled client for the same key
-  and endpoint, so after warm-up neither side pays the ~20 ms a client build costs (mostly
+- **Both sides keep their SDK client.** The baseline builds one ``AsyncOpenAI`` in setup
+  (`bench.loopback`) and reuses it, as an application does; agentos builds a new `OpenAIModel`
+  per ``stream_text()`` call, but its adapter takes the event loop's pooled client for the same
+  key and endpoint, so after warm-up neither side pays the ~20 ms a client build costs (mostly
   loading the CA bundle into an SSL context).
 - **Per-chunk cost:** the SDK builds a pydantic ``ChatCompletionChunk`` per event (~65 us);
   agentos's adapter asks the SDK for the events as plain JSON and reads them itself, so its
@@ -58,25 +58,21 @@ What is measured, and what is not:
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import statistics
 import time
-from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import openai
 
 import agentos
-from bench.registry import Benchmark, Metric, Sample, register
+from bench.loopback import API_KEY, MODEL, LoopbackBenchmark
+from bench.registry import Metric, Sample, register
 from bench.sse_server import SSEServerProcess, token
 
 __all__ = ["GatewayStream"]
 
 PROMPT = "Count to two hundred, one word at a time."
-MODEL = "gpt-4o-mini"  # agentos's default OpenAI model, named explicitly on the baseline
-API_KEY = "k"
 TOKENS = 200
 WARMUP_ROUNDS = 15
 SETTLE_SECONDS = 0.02
@@ -101,7 +97,7 @@ class _Run:
         }
 
 
-class GatewayStream(Benchmark):
+class GatewayStream(LoopbackBenchmark):
     """First text and total time of a streamed 200-token step: stream_text vs the openai SDK."""
 
     name: ClassVar[str] = "gateway_stream"
@@ -116,48 +112,24 @@ class GatewayStream(Benchmark):
         Metric("total_json", "ms", "lower", tolerance=JSON_TOLERANCE),
     )
 
+    settle_seconds: ClassVar[float] = SETTLE_SECONDS
+
     def __init__(self) -> None:
-        self._server = SSEServerProcess(TOKENS)
-        self._runner: asyncio.Runner | None = None
-        self._client: openai.AsyncOpenAI | None = None
+        super().__init__(SSEServerProcess(TOKENS))
         self._runs: dict[str, list[_Run]] = {"candidate": [], "baseline": [], "json": []}
 
-    @property
-    def _base_url(self) -> str:
-        return f"{self._server.url}/v1"
-
-    def setup(self) -> None:
-        self._server.__enter__()
-        # One loop for every run, as an application has; its creation is not timed.
-        self._runner = asyncio.Runner()
-        try:
-            # Warm both paths: imports, pydantic's and the SDK's first-call caches, the loop.
-            for _ in range(WARMUP_ROUNDS):
-                self.settle()
-                self._check(self._run(self._candidate()), "candidate")
-                self.settle()
-                self._check(self._run(self._baseline()), "baseline")
-                self.settle()
-                self._check(self._run(self._baseline_json()), "json baseline")
-        except BaseException:
-            self.teardown()  # the runner tears down only after a setup that succeeded
-            raise
-
-    def teardown(self) -> None:
-        if self._runner is not None:
-            if self._client is not None:
-                self._runner.run(self._client.close())
-                self._client = None
-            self._runner.close()
-            self._runner = None
-        self._server.__exit__()
-
-    def settle(self) -> None:
-        gc.collect()
-        time.sleep(SETTLE_SECONDS)
+    def prepare(self) -> None:
+        # Warm both paths: imports, pydantic's and the SDK's first-call caches, the loop.
+        for _ in range(WARMUP_ROUNDS):
+            self.settle()
+            self._check(self.run_async(self._candidate()), "candidate")
+            self.settle()
+            self._check(self.run_async(self._baseline()), "baseline")
+            self.settle()
+            self._check(self.run_async(self._baseline_json()), "json baseline")
 
     def run_candidate(self) -> Sample:
-        run = self._run(self._candidate())
+        run = self.run_async(self._candidate())
         return {**self._measured("candidate", run), **run.sample("_json")}
 
     def run_baseline(self) -> Sample:
@@ -168,12 +140,12 @@ class GatewayStream(Benchmark):
             if index:
                 self.settle()
             if kind == "json":
-                run = self._run(self._baseline_json())
+                run = self.run_async(self._baseline_json())
                 self._check(run, "json baseline")
                 self._runs["json"].append(run)
                 sample.update(run.sample("_json"))
             else:
-                sample.update(self._measured("baseline", self._run(self._baseline())))
+                sample.update(self._measured("baseline", self.run_async(self._baseline())))
         return sample
 
     def settings(self) -> dict[str, object]:
@@ -217,10 +189,6 @@ class GatewayStream(Benchmark):
             )
         return notes
 
-    def _run(self, call: Coroutine[Any, Any, _Run]) -> _Run:
-        assert self._runner is not None
-        return self._runner.run(call)
-
     def _measured(self, side: str, run: _Run) -> Sample:
         self._check(run, side)
         self._runs[side].append(run)
@@ -240,7 +208,7 @@ class GatewayStream(Benchmark):
             PROMPT,
             provider="openai",
             api_key=API_KEY,
-            base_url=self._base_url,
+            base_url=self.base_url,
             max_tokens=TOKENS,
             fallback_providers=[],
         )
@@ -256,17 +224,8 @@ class GatewayStream(Benchmark):
             first - started, ended - started, len(pieces), "".join(pieces), usage.completion_tokens
         )
 
-    def _sdk_client(self) -> openai.AsyncOpenAI:
-        # The SDK used as a demanding user does: one client kept across calls (built in the
-        # first warm-up run, outside every timed run).
-        if self._client is None:
-            self._client = openai.AsyncOpenAI(
-                api_key=API_KEY, base_url=self._base_url, max_retries=0
-            )
-        return self._client
-
     async def _baseline(self) -> _Run:
-        client = self._sdk_client()
+        client = self.client  # the SDK used as a demanding user does: one client kept
         started = time.perf_counter()
         stream = await client.chat.completions.create(
             model=MODEL,
@@ -292,7 +251,7 @@ class GatewayStream(Benchmark):
 
     async def _baseline_json(self) -> _Run:
         # The kept client, asked for the events as plain JSON (agentos's adapter's own route).
-        client = self._sdk_client()
+        client = self.client
         started = time.perf_counter()
         stream = await client.post(
             "/chat/completions",

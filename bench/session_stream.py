@@ -28,15 +28,13 @@ Fairness decisions:
   setup; agentos's adapter takes the event loop's pooled client for the same key and endpoint.
   Neither pays a client build in a run. The server closes every connection, so every turn
   opens a TCP connection on both sides.
-- **One loop, settled.** One `asyncio.Runner` serves every run; before every run a full garbage
-  collection runs and the process sleeps briefly, so one run's garbage and the server's closing
-  of its connection do not land in the next.
+- **One loop, settled** (`bench.loopback`): one `asyncio.Runner` serves every run; before every
+  run a full garbage collection runs and the process sleeps briefly, so one run's garbage and
+  the server's closing of its connection do not land in the next.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import statistics
 import time
 from dataclasses import dataclass
@@ -46,7 +44,8 @@ import openai
 
 import agentos
 from bench.agents_models import require_openai_agents
-from bench.registry import Benchmark, Metric, Sample, register
+from bench.loopback import MODEL, LoopbackBenchmark
+from bench.registry import Metric, Sample, register
 from bench.sse_server import SSEServerProcess, token
 
 if TYPE_CHECKING:
@@ -56,8 +55,6 @@ __all__ = ["SessionStream"]
 
 SYSTEM = "You are a helpful assistant."
 PROMPT = "Count to two hundred, one word at a time."
-MODEL = "gpt-4o-mini"
-API_KEY = "k"
 TOKENS = 200
 TURNS_PER_RUN = 10
 WARMUP_TURNS = 10
@@ -73,7 +70,7 @@ class _Turn:
     text: str
 
 
-class SessionStream(Benchmark):
+class SessionStream(LoopbackBenchmark):
     """A streamed light session turn vs openai-agents' run_streamed, same loopback server."""
 
     name: ClassVar[str] = "session_stream"
@@ -84,69 +81,39 @@ class SessionStream(Benchmark):
     )
     metrics: ClassVar[tuple[Metric, ...]] = (Metric("turn", "ms", "lower", tolerance=0.5),)
 
+    settle_seconds: ClassVar[float] = SETTLE_SECONDS
+
     def __init__(self) -> None:
-        self._server = SSEServerProcess(TOKENS)
-        self._runner: asyncio.Runner | None = None
+        super().__init__(SSEServerProcess(TOKENS))
         self._agent: agentos.GmiAgent | None = None
         self._session: agentos.GmiSession | None = None
-        self._client: openai.AsyncOpenAI | None = None
         self._sdk_agent: Agent[Any] | None = None
         self._sdk_config: RunConfig | None = None
         self._first: dict[str, list[float]] = {"candidate": [], "baseline": []}
         self._versions: dict[str, str] = {}
 
     def setup(self) -> None:
-        from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig
-
         self._versions["openai_agents"] = require_openai_agents(self.name)
         self._versions["openai"] = openai.__version__
-        self._server.__enter__()
-        base_url = f"{self._server.url}/v1"
-        self._runner = asyncio.Runner()
-        try:
-            self._agent = agentos.gmi(
-                provider="openai",
-                model=MODEL,
-                api_key=API_KEY,
-                base_url=base_url,
-                max_tokens=TOKENS,
-                fallback_providers=[],
-                instructions=SYSTEM,
-                cognition="light",
-            )
-            self._session = self._agent.session("bench-stream")
-            self._client = openai.AsyncOpenAI(api_key=API_KEY, base_url=base_url, max_retries=0)
-            self._sdk_agent = Agent(
-                name="bench",
-                instructions=SYSTEM,
-                model=OpenAIChatCompletionsModel(MODEL, openai_client=self._client),
-                model_settings=ModelSettings(max_tokens=TOKENS, include_usage=True),
-            )
-            self._sdk_config = RunConfig(tracing_disabled=True)
-            for _ in range(WARMUP_TURNS):
-                self.settle()
-                self._checked(self._runner.run(self._candidate_turn()), "agentos")
-                self.settle()
-                self._checked(self._runner.run(self._baseline_turn()), "openai-agents")
-        except BaseException:
-            self.teardown()  # the runner tears down only after a setup that succeeded
-            raise
+        super().setup()
 
-    def teardown(self) -> None:
-        if self._runner is not None:
-            if self._agent is not None:
-                self._runner.run(self._agent.close())
-                self._agent = None
-            if self._client is not None:
-                self._runner.run(self._client.close())
-                self._client = None
-            self._runner.close()
-            self._runner = None
-        self._server.__exit__()
+    def prepare(self) -> None:
+        from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig
 
-    def settle(self) -> None:
-        gc.collect()
-        time.sleep(SETTLE_SECONDS)
+        self._agent = self.light_agent(max_tokens=TOKENS, instructions=SYSTEM)
+        self._session = self._agent.session("bench-stream")
+        self._sdk_agent = Agent(
+            name="bench",
+            instructions=SYSTEM,
+            model=OpenAIChatCompletionsModel(MODEL, openai_client=self.client),
+            model_settings=ModelSettings(max_tokens=TOKENS, include_usage=True),
+        )
+        self._sdk_config = RunConfig(tracing_disabled=True)
+        for _ in range(WARMUP_TURNS):
+            self.settle()
+            self._checked(self.run_async(self._candidate_turn()), "agentos")
+            self.settle()
+            self._checked(self.run_async(self._baseline_turn()), "openai-agents")
 
     def run_candidate(self) -> Sample:
         return self._measure("candidate")
@@ -155,9 +122,8 @@ class SessionStream(Benchmark):
         return self._measure("baseline")
 
     def _measure(self, side: str) -> Sample:
-        assert self._runner is not None
         turn = self._candidate_turn if side == "candidate" else self._baseline_turn
-        turns = [self._checked(self._runner.run(turn()), side) for _ in range(TURNS_PER_RUN)]
+        turns = [self._checked(self.run_async(turn()), side) for _ in range(TURNS_PER_RUN)]
         self._first[side].append(statistics.median(t.first_text for t in turns) * 1000)
         return {"turn": statistics.median(t.total for t in turns) * 1000}
 

@@ -25,12 +25,20 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
-__all__ = ["SSEServerProcess", "completion_events", "main", "token"]
+__all__ = [
+    "SSEServerProcess",
+    "completion_events",
+    "main",
+    "refusal_body",
+    "request_problem",
+    "stop_at_eof",
+    "token",
+]
 
 MODEL = "gpt-4o-mini-2024-07-18"
 PROMPT_TOKENS = 12
@@ -81,8 +89,16 @@ def completion_events(tokens: int) -> list[bytes]:
     ]
 
 
-def _problem(request: Any, tokens: int) -> str | None:
-    """Why ``request`` is not the completion this server streams (``None``: it is)."""
+def request_problem(raw: bytes, tokens: int) -> str | None:
+    """Why the request body ``raw`` is not the completion served (``None``: it is).
+
+    The completion served is a streamed chat completion asking for the usage chunk and
+    ``tokens`` output tokens (``max_tokens`` or ``max_completion_tokens``).
+    """
+    try:
+        request: Any = json.loads(raw)
+    except ValueError:
+        return "the body is not JSON"
     if not isinstance(request, dict):
         return "the body is not a JSON object"
     if request.get("stream") is not True:
@@ -97,6 +113,12 @@ def _problem(request: Any, tokens: int) -> str | None:
     return None
 
 
+def refusal_body(message: str) -> bytes:
+    """The body of the 400 answer to a request that is not the completion served."""
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": None}
+    return json.dumps({"error": error}).encode()
+
+
 def _handler(tokens: int) -> type[BaseHTTPRequestHandler]:
     events = completion_events(tokens)
 
@@ -109,10 +131,7 @@ def _handler(tokens: int) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            try:
-                problem = _problem(json.loads(raw), tokens)
-            except ValueError:
-                problem = "the body is not JSON"
+            problem = request_problem(raw, tokens)
             if self.path != "/v1/chat/completions":
                 problem = f"unknown path {self.path}"
             if problem is not None:
@@ -131,8 +150,7 @@ def _handler(tokens: int) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def _refuse(self, message: str) -> None:
-            error = {"message": message, "type": "invalid_request_error", "param": None}
-            data = json.dumps({"error": {**error, "code": None}}).encode()
+            data = refusal_body(message)
             self.send_response(400)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -153,8 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     server.daemon_threads = True
     host, port = server.server_address[:2]
     print(f"http://{host!s}:{port}", flush=True)
-    # The parent holds our stdin: when it ends, even without stopping us, so do we.
-    threading.Thread(target=_stop_at_eof, args=(server,), daemon=True).start()
+    stop_at_eof(server.shutdown)
     try:
         server.serve_forever(poll_interval=0.05)
     except KeyboardInterrupt:
@@ -164,22 +181,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _stop_at_eof(server: ThreadingHTTPServer) -> None:
-    sys.stdin.read()
-    server.shutdown()
+def stop_at_eof(stop: Callable[[], object]) -> None:
+    """Call ``stop`` from a daemon thread once stdin ends.
+
+    The parent holds the server's stdin: when it ends (the parent closes it, or exits without
+    stopping the server), the server stops.
+    """
+
+    def wait() -> None:
+        sys.stdin.read()
+        stop()
+
+    threading.Thread(target=wait, daemon=True).start()
 
 
 class SSEServerProcess:
     """`main` in a child process; use as a context manager, read `url`."""
+
+    what: ClassVar[str] = "the SSE server"
+    """What a failure to start names."""
 
     def __init__(self, tokens: int) -> None:
         self.tokens = tokens
         self.url = ""
         self._process: subprocess.Popen[str] | None = None
 
-    def __enter__(self) -> SSEServerProcess:
+    def command(self) -> list[str]:
+        """The child's command line; it runs in the repository's root."""
+        return [sys.executable, str(Path(__file__)), "--tokens", str(self.tokens)]
+
+    def __enter__(self) -> Self:
         self._process = subprocess.Popen(
-            [sys.executable, str(Path(__file__)), "--tokens", str(self.tokens)],
+            self.command(),
+            cwd=Path(__file__).resolve().parent.parent,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -188,7 +222,7 @@ class SSEServerProcess:
         line = self._process.stdout.readline().strip()
         if not line.startswith("http://"):
             self.__exit__()
-            raise RuntimeError(f"the SSE server did not start (it printed {line!r})")
+            raise RuntimeError(f"{self.what} did not start (it printed {line!r})")
         self.url = line
         return self
 

@@ -12,6 +12,7 @@ from agentos.gmi import (
     GMIMood,
     GMIOutput,
     GMIOutputChunk,
+    GMIState,
     GMITurnInput,
     IngestedDocument,
     PADState,
@@ -20,6 +21,8 @@ from agentos.gmi import (
     RetrievedChunk,
     TurnExchange,
 )
+from agentos.llm.budget import BudgetLike
+from agentos.llm.gateway import GatewayProviderManager
 from agentos.llm.model import ChatModel
 from agentos.nlp import SentimentResult, TokenScore, polarity_of
 from agentos.persona import PersonaDefinition
@@ -122,12 +125,12 @@ class FakeTracker:
     set_mood: GMIMood | None = None
     forgotten: list[str] = field(default_factory=list)
 
-    async def analyze_turn_sentiment(self, gmi: GMI, turn_id: str, text: str) -> None:
+    async def analyze_turn_sentiment(self, state: GMIState, turn_id: str, text: str) -> None:
         self.scored.append((turn_id, text))
         if self.set_mood is not None:
-            gmi.mood = self.set_mood
+            state.mood = self.set_mood
 
-    async def forget_turns(self, gmi: GMI, turn_ids: Iterable[str]) -> None:
+    async def forget_turns(self, state: GMIState, turn_ids: Iterable[str]) -> None:
         self.forgotten.extend(turn_ids)
 
 
@@ -139,7 +142,14 @@ class FakeMetaprompts:
 
     closed: bool = False
 
-    async def check_and_trigger(self, gmi: GMI, turn_id: str) -> None:
+    async def check_and_trigger(
+        self,
+        state: GMIState,
+        turn_id: str,
+        *,
+        provider_manager: GatewayProviderManager,
+        budget: BudgetLike | None = None,
+    ) -> None:
         self.checked.append(turn_id)
 
     async def wait_idle(self) -> None:

@@ -22,10 +22,9 @@ import inspect
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from agentos.core.messages import Message, Role, ToolCall
-from agentos.gmi.config import ModelCallInfo, StepInfo
 from agentos.llm.model import ToolDefinition
 
 from .warnings import AgentOSWarning
@@ -90,19 +89,57 @@ class ToolExecutionContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class _ModelCallView(Protocol):
+    """What a wrapped ``before_model_call`` reads of its info.
+
+    The step loop's `agentos.loop.ModelCallInfo` and the GMI's (until the GMI runs on the loop)
+    both give it.
+    """
+
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def system(self) -> str: ...
+    @property
+    def tools(self) -> list[ToolDefinition]: ...
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def provider_id(self) -> str: ...
+    @property
+    def step_index(self) -> int: ...
+
+
+class _StepView(Protocol):
+    """What a wrapped ``after_model_step`` reads of its info (the loop's `StepInfo`, the GMI's)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def tool_calls(self) -> list[ToolCall]: ...
+    @property
+    def step_index(self) -> int: ...
+    @property
+    def finish_reason(self) -> str: ...
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def provider_id(self) -> str: ...
+
+
 def _warn(name: str, why: str) -> None:
     warnings.warn(HookWarning(f"{name} {why}; the turn goes on without it"), stacklevel=2)
 
 
 def wrap_before_generation(
     hook: Callable[[BeforeGenerationContext], Any],
-) -> Callable[[ModelCallInfo], Sequence[Message] | None]:
-    """The GMI's ``before_model_call`` running ``hook``.
+) -> Callable[[_ModelCallView], Sequence[Message] | None]:
+    """The ``before_model_call`` (the step loop's, the GMI's) running ``hook``.
 
     It runs while the prompt is built, so it must be sync; an async hook is warned about.
     """
 
-    def before(info: ModelCallInfo) -> Sequence[Message] | None:
+    def before(info: _ModelCallView) -> Sequence[Message] | None:
         prompt = next((m.text for m in reversed(info.messages) if m.role is Role.USER), "")
         context = BeforeGenerationContext(
             list(info.messages),
@@ -136,10 +173,10 @@ def wrap_before_generation(
 
 def wrap_after_generation(
     hook: Callable[[AfterGenerationContext], Any],
-) -> Callable[[StepInfo], Awaitable[str | None]]:
-    """The GMI's ``after_model_step`` running ``hook``."""
+) -> Callable[[_StepView], Awaitable[str | None]]:
+    """The ``after_model_step`` (the step loop's, the GMI's) running ``hook``."""
 
-    async def after(info: StepInfo) -> str | None:
+    async def after(info: _StepView) -> str | None:
         context = AfterGenerationContext(
             info.text,
             list(info.tool_calls),
@@ -166,7 +203,7 @@ def wrap_after_generation(
 def wrap_before_tool(
     hook: Callable[[ToolExecutionContext], Any],
 ) -> Callable[[ToolCall], Awaitable[ToolCall | None]]:
-    """The GMI's ``before_tool_call`` running ``hook``."""
+    """The ``before_tool_call`` (the step loop's, the GMI's) running ``hook``."""
 
     async def before(call: ToolCall) -> ToolCall | None:
         context = ToolExecutionContext(call.name, dict(call.arguments), call.id)

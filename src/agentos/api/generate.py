@@ -23,6 +23,7 @@ from agentos.llm.gateway import (
 )
 from agentos.llm.metering import MeteringContext
 from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice
+from agentos.loop import LoopHooks
 from agentos.storage.ledger import UsageLedger
 from agentos.tools.tool import Tool
 
@@ -47,7 +48,7 @@ from .gateway_factory import build_gateway, coerce_legs
 from .results import ErrorPart, GenerateTextResult
 from .stream_result import StreamTextResult
 from .structured import ResponseSchema, structured_spec
-from .text_run import StepHooks, TextRun
+from .text_run import TextRun
 
 __all__ = [
     "DEFAULT_COT_INSTRUCTION",
@@ -226,12 +227,12 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
     return TextRun(turn, history, tool_list, completion, max_steps, spec, hooks)
 
 
-def _hooks(options: TextOptions) -> StepHooks:
+def _hooks(options: TextOptions) -> LoopHooks:
     """The call's hooks, each wrapped as a GMI's (checked by `check_call_options`)."""
     before = options.get("on_before_generation")
     after = options.get("on_after_generation")
     vet = options.get("on_before_tool_execution")
-    return StepHooks(
+    return LoopHooks(
         system=options.get("system") or "",
         before_model_call=wrap_before_generation(before) if before is not None else None,
         after_model_step=wrap_after_generation(after) if after is not None else None,

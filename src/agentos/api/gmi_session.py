@@ -135,8 +135,39 @@ class GmiSession:
         check_prompt(prompt)
         refuse_unknown_options(options, SEND_OPTIONS)
         check_call_options(options)
-        run = _LockedRun(self, Message.user(prompt), options)
+        run = _LockedRun(
+            self._turn_run(Message.user(prompt), options), self._lock, self._check_open
+        )
         return StreamTextResult(run, options.get("response_schema"))
+
+    def _turn_run(self, message: Message, options: dict[str, Any]) -> GmiTurnRun:
+        """The run of one turn of ``message`` with the send options ``options``."""
+        schema = options.get("response_schema")
+        spec = structured_spec(schema, options.get("schema_name")) if schema is not None else None
+        forwarded = {k: options[k] for k in _FORWARDED if options.get(k) is not None}
+        if spec is not None:
+            forwarded.update(response_schema=spec.json_schema, schema_name=spec.name)
+        provider = self._memory_context
+
+        async def context(text: str) -> str | None:
+            self._last_prompt = text
+            return await provider(self, text) if provider is not None else None
+
+        return GmiTurnRun(
+            self._gmi_for_turn,
+            self._history,
+            message,
+            user_id=self.user_id or self.id,
+            session_id=self.id,
+            options=forwarded,
+            end_user_id=self.user_id,
+            after=self._turn_finished,
+            structured=spec,
+            abort_signal=options.get("abort_signal"),
+            context=context,
+            budget=spend_budget_from_option(options.get("budget")),
+            block_label=options.get("block_label"),
+        )
 
     async def _gmi_for_turn(self) -> GMI:
         if self._ledger is not None and not self._ledger_read:
@@ -262,38 +293,14 @@ class GmiSession:
 class _LockedRun:
     """A session turn that waits for the session's previous turn before it starts."""
 
-    def __init__(self, session: GmiSession, message: Message, options: dict[str, Any]) -> None:
-        self._session = session
-        schema = options.get("response_schema")
-        spec = structured_spec(schema, options.get("schema_name")) if schema is not None else None
-        forwarded = {k: options[k] for k in _FORWARDED if options.get(k) is not None}
-        if spec is not None:
-            forwarded.update(response_schema=spec.json_schema, schema_name=spec.name)
-        provider = session._memory_context
-
-        async def context(text: str) -> str | None:
-            session._last_prompt = text
-            return await provider(session, text) if provider is not None else None
-
-        self._run = GmiTurnRun(
-            session._gmi_for_turn,
-            session._history,
-            message,
-            user_id=session.user_id or session.id,
-            session_id=session.id,
-            options=forwarded,
-            end_user_id=session.user_id,
-            after=session._turn_finished,
-            structured=spec,
-            abort_signal=options.get("abort_signal"),
-            context=context,
-            budget=spend_budget_from_option(options.get("budget")),
-            block_label=options.get("block_label"),
-        )
+    def __init__(self, run: GmiTurnRun, lock: asyncio.Lock, check_open: Callable[[], None]) -> None:
+        self._run = run
+        self._lock = lock
+        self._check_open = check_open
 
     async def parts(self) -> AsyncIterator[StreamPart]:
-        async with self._session._lock:
-            self._session._check_open()
+        async with self._lock:
+            self._check_open()
             # Closed explicitly, so a consumer that stops reading stops the turn now.
             async with closing_stream(self._run.parts()) as parts:
                 async for part in parts:

@@ -1,43 +1,39 @@
-"""The lightweight step loop behind `generate_text()` and `stream_text()`.
+"""`TextRun`: a `generate_text()` / `stream_text()` call on the step loop, as stream parts.
 
 No GMI: the caller's messages go to the model, each tool call the model makes runs, its result
-goes back, and the model is called again, for at most ``max_steps`` model steps. A tool that is
-unknown, gets bad arguments or raises gives the model an error result instead of ending the run.
-A provider failure ends the run with `ProviderError` (code ``LLM_PROVIDER_ERROR``).
+goes back, and the model is called again, for at most ``max_steps`` model steps
+(`agentos.loop.StepLoop`, which decides how steps, hooks and tool rounds run on every path). A
+tool that is unknown, gets bad arguments or raises gives the model an error result instead of
+ending the run. A provider failure ends the run with `ProviderError` (code
+``LLM_PROVIDER_ERROR``).
 
 With cache diagnostics asked for (``options.cache_diagnostics``), every step sends them: the
 first with the request the caller gave, each later one naming the previous step's response
 (its ``provider_message_id``, or none when that step reported no id).
 
-`StepHooks` are the GMI's hook shapes (`agentos.gmi.config`), so `agent_hooks` wraps a user's
-``on_before_generation`` / ``on_after_generation`` / ``on_before_tool_execution`` once for both
-paths: the first sees each attempt's messages after the schema message (a hop whose payload
-carries no schema), the second may replace a step's text (not a schema tool call's JSON), the
-third may skip or rewrite a call.
+The loop's events become the stream's parts here, once: `TextDeltaPart`, `ToolCallPart`,
+`StepFinishPart` (with its `StepResult`) and `ToolResultPart`; usage reports are not parts.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Sequence
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ToolCall, ToolResult
+from agentos.core.messages import Message
 from agentos.core.usage import ModelUsage
-from agentos.gmi.config import BeforeModelCall, ModelCallInfo, StepInfo
-from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
-from agentos.llm.model import (
-    CacheDiagnosticsRequest,
-    CompletionOptions,
-    ModelRequest,
-    TextDelta,
-    ToolCallChunk,
-    closing_stream,
-    place_schema_prompt,
+from agentos.llm.gateway import GatewayTurn, Hop
+from agentos.llm.model import CompletionOptions, closing_stream
+from agentos.loop import (
+    AttemptFailedEvent,
+    LoopHooks,
+    StepFinishedEvent,
+    StepLoop,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
 )
-from agentos.llm.step import StepCollector
-from agentos.tools.orchestrator import ToolOrchestrator, skipped_by_hook
+from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 
 from .results import (
@@ -51,17 +47,7 @@ from .results import (
 )
 from .structured import StructuredSpec
 
-__all__ = ["StepHooks", "TextRun"]
-
-
-@dataclass(frozen=True, slots=True)
-class StepHooks:
-    """What a run calls around its steps; ``system`` is what ``before_model_call`` is told."""
-
-    system: str = ""
-    before_model_call: BeforeModelCall | None = None
-    after_model_step: Callable[[StepInfo], Awaitable[str | None]] | None = None
-    before_tool_call: Callable[[ToolCall], Awaitable[ToolCall | None]] | None = None
+__all__ = ["TextRun"]
 
 
 class TextRun:
@@ -79,149 +65,49 @@ class TextRun:
         options: CompletionOptions,
         max_steps: int,
         structured: StructuredSpec | None = None,
-        hooks: StepHooks | None = None,
+        hooks: LoopHooks | None = None,
     ) -> None:
-        self.turn = turn
         self.history: list[Message] = list(messages)
         self._start = len(self.history)
-        self.tools = {tool.name: tool for tool in tools}
-        # The lightweight path runs no capability checks (spec: agent() tools run as given).
-        self.orchestrator = ToolOrchestrator(tools, check_capabilities=False)
-        self.options = options
-        self.max_steps = max_steps
         self.structured = structured
-        self.hooks = hooks or StepHooks()
+        # The lightweight path runs no capability checks (spec: agent() tools run as given).
+        orchestrator = ToolOrchestrator(tools, check_capabilities=False)
+        # A structured step is sent without tools (spec: Completion options).
+        offered = [] if structured is not None else [tool.definition() for tool in tools]
+        self.loop = StepLoop(
+            turn,
+            self._prompt,
+            self.history.append,
+            orchestrator.process_tool_call,
+            options=options,
+            max_steps=max_steps,
+            tools=offered,
+            hooks=hooks,
+        )
         self.steps: list[StepResult] = []
-        self.failed_attempts: list[AttemptFailed] = []
-        self.left_early: ModelUsage | None = None
-        """What the step its reader left early is charged (DESIGN §5.19), else ``None``."""
+        self.billed: list[ModelUsage] = []
+
+    def _prompt(self, hop: Hop, index: int) -> list[Message]:
+        """The legacy path sends its whole history with every step (spec; DESIGN §5.4)."""
+        return list(self.history)
 
     async def parts(self) -> AsyncIterator[StreamPart]:
         """Run the steps, yielding the stream's parts (without the closing `FinishPart`)."""
-        # A structured step is sent without tools (spec: Completion options).
-        offered = {} if self.structured is not None else self.tools
-        definitions = [tool.definition() for tool in offered.values()]
-        options = self.options
-        if definitions and options.tool_choice is None:
-            options = replace(options, tool_choice="auto")
-        elif not definitions and options.tool_choice is not None:
-            options = replace(options, tool_choice=None)  # providers reject it without tools
-        for index in range(self.max_steps):
-            history = list(self.history)
-            if options.cache_diagnostics is not None and self.steps:
-                # Each later step is compared with the previous step's response.
-                previous = CacheDiagnosticsRequest(self.steps[-1].provider_message_id)
-                options = replace(options, cache_diagnostics=previous)
-
-            last = self.steps[-1] if self.steps else None
-
-            def build(
-                hop: Hop,
-                history: list[Message] = history,
-                options: CompletionOptions = options,
-                last: StepResult | None = last,
-                index: int = index,
-            ) -> ModelRequest:
-                if (
-                    last is not None
-                    and options.cache_diagnostics is not None
-                    and last.provider_id != hop.provider_id
-                ):
-                    # Another provider's response id means nothing to this one: opt in
-                    # without a comparison rather than name an id it cannot find.
-                    options = replace(options, cache_diagnostics=CacheDiagnosticsRequest())
-                # As on a GMI: the schema message is in place before the hook sees it.
-                messages, options = place_schema_prompt(hop.model, history, options)
-                before = self.hooks.before_model_call
-                if before is not None:
-                    info = ModelCallInfo(
-                        "",
-                        index,
-                        hop.index,
-                        hop.provider_id,
-                        hop.model_id,
-                        list(messages),
-                        self.hooks.system,
-                        list(definitions),
-                    )
-                    replaced = before(info)
-                    if replaced is not None:
-                        messages = list(replaced)
-                return ModelRequest(messages, definitions, options)
-
-            step_record = StepCollector()
-            try:
-                async with closing_stream(self.turn.stream_step(build)) as items:
-                    async for item in items:
-                        if isinstance(item, AttemptFailed):
-                            self.failed_attempts.append(item)
-                            continue
-                        step_record.add(item)
-                        if type(item) is TextDelta:
-                            if item.text:
-                                yield TextDeltaPart(item.text)
-                        elif isinstance(item, ToolCallChunk):
-                            yield ToolCallPart(item.tool_call)
-            except Exception as exc:
-                failed = self.failed_attempts[-1].hop if self.failed_attempts else None
-                raise step_record.failure(exc, failed) from exc
-            except BaseException:
-                # The reader left early: the step costs what the gateway settled (DESIGN §5.19).
-                self.left_early = self.turn.left_early_usage
-                raise
-            hop = self.turn.serving_hop
-            assert hop is not None  # a step that completed was served by a hop
-            calls = step_record.tool_calls
-            finish = step_record.finish
-            text, message = step_record.text, step_record.message()
-            after = self.hooks.after_model_step
-            if after is not None:
-                info = StepInfo(
-                    "",
-                    index,
-                    text,
-                    list(calls),
-                    step_record.finish_reason,
-                    hop.provider_id,
-                    hop.model_id,
-                )
-                replaced = await after(info)
-                # A schema answer the provider returned as a schema tool call stays the JSON
-                # the schema validated (spec: Hooks); any other text is replaced.
-                if replaced is not None and not (finish and finish.schema_route == "tool"):
-                    text, message = replaced, replace(message, content=replaced)
-            self.history.append(message)
-            will_run = bool(calls) and bool(offered)
-            step = StepResult(
-                index=index,
-                text=text,
-                tool_calls=calls,
-                tool_results=[],
-                finish_reason=step_record.finish_reason,
-                usage=step_record.usage,
-                provider_id=hop.provider_id,
-                model_id=hop.model_id,
-                replay_blocks=step_record.replay_blocks,
-                response_model=finish.response_model if finish else None,
-                provider_message_id=finish.provider_message_id if finish else None,
-                cache_diagnostics=finish.cache_diagnostics if finish else None,
-            )
-            self.steps.append(step)
-            yield StepFinishPart(step)
-            if not will_run:
-                return
-            results = await asyncio.gather(*(self._run_tool(call) for call in calls))
-            step.tool_results.extend(results)
-            for result in results:
-                self.history.append(Message.tool(result))
-                yield ToolResultPart(result)
-
-    async def _run_tool(self, call: ToolCall) -> ToolResult:
-        vet = self.hooks.before_tool_call
-        vetted = await vet(call) if vet is not None else call
-        if vetted is None:
-            return skipped_by_hook(call)
-        return await self.orchestrator.process_tool_call(vetted)
+        async with closing_stream(self.loop.events()) as events:
+            async for event in events:
+                if type(event) is TextDeltaEvent:
+                    yield TextDeltaPart(event.text)
+                elif type(event) is ToolCallEvent:
+                    yield ToolCallPart(event.call)
+                elif type(event) is StepFinishedEvent:
+                    step = _step_result(event)
+                    self.steps.append(step)
+                    yield StepFinishPart(step)
+                elif type(event) is ToolResultEvent:
+                    self.steps[-1].tool_results.append(event.result)
+                    yield ToolResultPart(event.result)
+                elif type(event) is AttemptFailedEvent and event.billed is not None:
+                    self.billed.append(event.billed)
 
     def result(self) -> GenerateTextResult:
         """The finished generation's result; a structured one's ``object`` is validated here.
@@ -256,7 +142,25 @@ class TextRun:
         A step its reader left early counts what it is charged, an estimate unless it had
         finished (DESIGN §5.19). A step that reported no usage makes the total cost unknown.
         """
-        billed = [f.usage for f in self.failed_attempts if f.usage is not None]
-        if self.left_early is not None:
-            billed.append(self.left_early)
+        billed = list(self.billed)
+        if self.loop.left_early is not None:
+            billed.append(self.loop.left_early)
         return ModelUsage.sum([*(step.usage or ModelUsage() for step in self.steps), *billed])
+
+
+def _step_result(event: StepFinishedEvent) -> StepResult:
+    """The `StepResult` of a finished step; its tool results are added as they come."""
+    return StepResult(
+        index=event.step_index,
+        text=event.text,
+        tool_calls=event.tool_calls,
+        tool_results=[],
+        finish_reason=event.finish_reason,
+        usage=event.usage,
+        provider_id=event.hop.provider_id,
+        model_id=event.hop.model_id,
+        replay_blocks=event.replay_blocks,
+        response_model=event.response_model,
+        provider_message_id=event.provider_message_id,
+        cache_diagnostics=event.cache_diagnostics,
+    )

@@ -18,7 +18,15 @@ from agentos.gmi.collaborators import (
     TurnExchange,
     TurnSentimentTracker,
 )
-from agentos.gmi.config import AfterModelStep, BeforeToolCall, StepInfo
+from agentos.gmi.config import (
+    DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
+    AfterModelStep,
+    BeforeModelCall,
+    BeforeToolCall,
+    GMIConfig,
+    ModelCallInfo,
+    StepInfo,
+)
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
 from agentos.gmi.events import (
     EventSeverity,
@@ -27,16 +35,7 @@ from agentos.gmi.events import (
     GMIEventMetadata,
     GMIEventType,
 )
-from agentos.gmi.gmi import (
-    DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
-    GMI,
-    MOOD_KEY,
-    BeforeModelCall,
-    ExternalToolOutcome,
-    GMIConfig,
-    GMITurnStream,
-    ModelCallInfo,
-)
+from agentos.gmi.gmi import GMI
 from agentos.gmi.history import (
     DEFAULT_MAX_MESSAGES,
     SUMMARY_PREFIX,
@@ -47,7 +46,7 @@ from agentos.gmi.history import (
     trim_history,
 )
 from agentos.gmi.metaprompts import MetapromptExecutor, render_template
-from agentos.gmi.mood import GMIMood, PADState
+from agentos.gmi.mood import MOOD_KEY, GMIMood, PADState
 from agentos.gmi.options import (
     FORWARDED_COMPLETION_OPTION_KEYS,
     forwarded_options,
@@ -78,8 +77,10 @@ from agentos.gmi.sentiment_tracker import (
     SentimentTracker,
     matched_confusion_phrases,
 )
-from agentos.gmi.state import GMIPrimeState
+from agentos.gmi.services import GMIServices
+from agentos.gmi.state import GMIPrimeState, GMIState
 from agentos.gmi.system_prompts import preference_prompts, turn_system_prompts
+from agentos.gmi.tool_continuation import ExternalToolOutcome
 from agentos.gmi.trace import (
     DEFAULT_MAX_TRACE_ENTRIES,
     ReasoningEntryType,
@@ -87,6 +88,7 @@ from agentos.gmi.trace import (
     ReasoningTraceEntry,
 )
 from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
+from agentos.gmi.turn_stream import GMITurnStream
 from agentos.gmi.working_memory import InMemoryWorkingMemory
 
 __all__ = [
@@ -133,6 +135,8 @@ __all__ = [
     "GMIOutputChunk",
     "GMIOutputChunkType",
     "GMIPrimeState",
+    "GMIServices",
+    "GMIState",
     "GMITurnInput",
     "GMITurnStream",
     "InMemoryWorkingMemory",

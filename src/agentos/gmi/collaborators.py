@@ -10,6 +10,11 @@ Each is a small protocol, so a host (or a later layer of agentos) plugs in its o
   the exchange with the GMI's mood;
 - `MetapromptRunner`: step 7, the metaprompt trigger check that ends a turn.
 
+The sentiment tracker and the metaprompt runner receive the GMI's state (`GMIState`: persona,
+mood, contexts, working memory, history, events, trace) and what else they need as arguments,
+never the `GMI` itself, so a host's own implementation can do all that the built-in
+`SentimentTracker` and `MetapromptExecutor` do.
+
 A collaborator that raises never fails the turn: the GMI records a WARNING in its reasoning trace
 and goes on without what the step would have added.
 """
@@ -23,7 +28,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from agentos.gmi.mood import GMIMood, PADState
 
 if TYPE_CHECKING:
-    from agentos.gmi.gmi import GMI
+    from agentos.gmi.state import GMIState
+    from agentos.llm.budget import BudgetLike
+    from agentos.llm.gateway import GatewayProviderManager
 
 __all__ = [
     "IngestedDocument",
@@ -126,11 +133,11 @@ class MemoryBridge(Protocol):
 class TurnSentimentTracker(Protocol):
     """Scores a user turn and raises the events its scores call for."""
 
-    async def analyze_turn_sentiment(self, gmi: GMI, turn_id: str, text: str) -> None:
-        """Score ``text``, the user message of turn ``turn_id``."""
+    async def analyze_turn_sentiment(self, state: GMIState, turn_id: str, text: str) -> None:
+        """Score ``text``, the user message of turn ``turn_id``; may change ``state``."""
         ...
 
-    async def forget_turns(self, gmi: GMI, turn_ids: Iterable[str]) -> None:
+    async def forget_turns(self, state: GMIState, turn_ids: Iterable[str]) -> None:
         """Drop the context kept about ``turn_ids`` (a history replace or clear dropped them)."""
         ...
 
@@ -139,8 +146,20 @@ class TurnSentimentTracker(Protocol):
 class MetapromptRunner(Protocol):
     """Checks the metaprompt triggers at the end of a turn and runs those that fire."""
 
-    async def check_and_trigger(self, gmi: GMI, turn_id: str) -> None:
-        """Start the metaprompts whose triggers fire after turn ``turn_id``."""
+    async def check_and_trigger(
+        self,
+        state: GMIState,
+        turn_id: str,
+        *,
+        provider_manager: GatewayProviderManager,
+        budget: BudgetLike | None = None,
+    ) -> None:
+        """Start the metaprompts whose triggers fire after turn ``turn_id``.
+
+        ``provider_manager`` answers from the hop that served the turn (a metaprompt calls no
+        other model); ``budget`` is the spend budget its calls are checked against and recorded
+        in. A metaprompt may change ``state`` (its mood through `GMIState.set_mood()`).
+        """
         ...
 
     async def wait_idle(self) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentos.core.clock import Clock, system_clock
+from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall
 from agentos.gmi.collaborators import (
     MemoryBridge,
@@ -140,3 +141,19 @@ class GMIConfig:
     utility_ai: UtilityAI | None = None
     budget: BudgetLike | None = None
     clock: Clock = field(default=system_clock)
+
+    def check(self) -> None:
+        """Refuse a config without exactly one of ``gateway`` and ``model``, or no model step.
+
+        Raises ``GMI_INITIALIZATION_ERROR`` (`GMI.initialize()` calls it before any change).
+        """
+        if (self.gateway is None) == (self.model is None):
+            raise GMIError(
+                "GMIConfig needs exactly one of gateway and model",
+                GMIErrorCode.GMI_INITIALIZATION_ERROR,
+            )
+        if self.max_tool_loop_iterations < 1:
+            raise GMIError(
+                "max_tool_loop_iterations must be at least 1",
+                GMIErrorCode.GMI_INITIALIZATION_ERROR,
+            )

@@ -16,6 +16,9 @@ orchestrator, one TOOL_RESULT each, and the next step follows, for at most
 ingests a turn summary and checks the metaprompts. A failure yields ERROR with its code kept (a
 step that fails emits no STEP_FINISHED), and FINAL_RESPONSE_MARKER ends every turn.
 
+The GMI's state is one value (`GMIState`, ``gmi.mind``) that its turns and collaborators receive
+with its services (`GMIServices`); the GMI's attributes (``mood``, ``history``, ...) read it.
+
 After a failed turn the GMI is READY again, not ERRORED as the reference leaves it: a session's
 next turn must run (spec: Sessions). After `shutdown()` it stays SHUTDOWN.
 """
@@ -27,122 +30,138 @@ import contextlib
 import math
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, Role, ToolCall, ToolResult
-from agentos.gmi.chunks import (
-    GMIOutputChunkType,
-)
-from agentos.gmi.collaborators import MetapromptRunner, TurnSentimentTracker
-from agentos.gmi.config import (
-    DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
-    FINAL_RESPONSE_MARKER_TEXT,
-    BeforeModelCall,
-    GMIConfig,
-    ModelCallInfo,
-)
-from agentos.gmi.contexts import (
-    TASK_CONTEXT_KEY,
-    USER_CONTEXT_KEY,
-    initial_task_context,
-    initial_user_context,
-)
+from agentos.core.messages import Message, ToolCall, ToolResult
+from agentos.gmi.chunks import GMIOutputChunkType
+from agentos.gmi.config import GMIConfig
 from agentos.gmi.events import GMIEventLog
 from agentos.gmi.history import ConversationHistoryManager, DroppedTurn
-from agentos.gmi.metaprompts import MetapromptExecutor
-from agentos.gmi.mood import GMIMood, PADState, pad_for_mood
-from agentos.gmi.prompt_engine import (
-    PromptEngine,
+from agentos.gmi.mood import GMIMood, PADState
+from agentos.gmi.services import GMIServices, resolve_services
+from agentos.gmi.state import GMIPrimeState, GMIState
+from agentos.gmi.tool_continuation import (
+    ExternalToolOutcome,
+    continuation_input,
+    outcome_result,
+    pending_tool_calls,
 )
-from agentos.gmi.sentiment_tracker import SentimentTracker
-from agentos.gmi.state import GMIPrimeState
 from agentos.gmi.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
-from agentos.gmi.turn import TurnRunner
-from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
+from agentos.gmi.turn import TurnCarry, TurnRunner
+from agentos.gmi.turn_input import GMITurnInput
+from agentos.gmi.turn_phases import scrub_dropped_turns
 from agentos.gmi.turn_stream import GMITurnStream
 from agentos.gmi.working_memory import InMemoryWorkingMemory
-from agentos.llm.gateway import (
-    CompletionGateway,
-    GatewayDefaults,
-    GatewayProviderManager,
-    GatewayTurn,
-)
-from agentos.llm.model import (
-    ChatModel,
-)
+from agentos.llm.gateway import GatewayProviderManager
 from agentos.persona.definition import HEXACO_TRAITS, PersonaDefinition
 from agentos.persona.metaprompt_presets import with_metaprompt_presets
-from agentos.tools.orchestrator import ToolOrchestrator, tool_error_result
 
-__all__ = [
-    "DEFAULT_MAX_TOOL_LOOP_ITERATIONS",
-    "FINAL_RESPONSE_MARKER_TEXT",
-    "GMI",
-    "BeforeModelCall",
-    "GMIConfig",
-    "GMITurnStream",
-    "ModelCallInfo",
-    "MOOD_KEY",
-    "ExternalToolOutcome",
-]
-
-MOOD_KEY = "current_gmi_mood"
-"""The working-memory key that holds the GMI's mood."""
-
-
-class ExternalToolOutcome(TypedDict, total=False):
-    """What a host reports for one call it ran (reference: ToolResultPayload).
-
-    ``{"type": "success", "result": <any JSON>}`` or
-    ``{"type": "error", "error": {"code": ..., "message": ..., "details": ...}}``.
-    """
-
-    type: Literal["success", "error"]
-    result: Any
-    error: dict[str, Any]
+__all__ = ["GMI"]
 
 
 class GMI:
     """A generalised mind instance: one persona, its history and its turn loop."""
 
     def __init__(self, gmi_id: str | None = None) -> None:
-        self.gmi_id = gmi_id or f"gmi-{uuid.uuid4()}"
-        self.state = GMIPrimeState.IDLE
-        self.mood = GMIMood.NEUTRAL
-        self.pad = PADState()
-        self.user_context: dict[str, Any] = {}
-        self.task_context: dict[str, Any] = {}
-        self.session_data: dict[str, Any] = {}
-        self.history = ConversationHistoryManager()
-        self.trace = ReasoningTrace(self.gmi_id)
-        self._persona: PersonaDefinition | None = None
+        gmi_id = gmi_id or f"gmi-{uuid.uuid4()}"
+        self._mind = GMIState(gmi_id, ReasoningTrace(gmi_id))
         self._config = GMIConfig()
-        self._gateway: CompletionGateway | None = None
-        self._orchestrator = ToolOrchestrator()
-        self._prompt_engine = PromptEngine()
-        self.working_memory = InMemoryWorkingMemory()
+        self._services: GMIServices | None = None
+        self._carry = TurnCarry()
         self._running: GMITurnStream | None = None
-        self._abort_reason: GMIError | None = None
         self._shutdown_task: asyncio.Task[None] | None = None
-        self._last_rag_sources: list[Any] = []
-        self._gateway_turn: GatewayTurn | None = None
-        self.events = GMIEventLog()
         self.provider_manager = GatewayProviderManager()
         """Answers metaprompt calls from the hop that served the current turn."""
-        self._sentiment_tracker: TurnSentimentTracker | None = None
-        self._metaprompt_runner: MetapromptRunner | None = None
-        self._dropped_turns: list[str] = []
-        """The gateway turn of the last user turn, which its continuations go on."""
 
-    # -- lifecycle --------------------------------------------------------------------------
+    # -- the state, read through the GMI ----------------------------------------------------
+
+    @property
+    def mind(self) -> GMIState:
+        """The GMI's state as a value (`GMIState`), as its turns and collaborators receive it."""
+        return self._mind
+
+    @property
+    def gmi_id(self) -> str:
+        """The GMI's id."""
+        return self._mind.gmi_id
+
+    @property
+    def state(self) -> GMIPrimeState:
+        """Where the GMI is in its life."""
+        return self._mind.phase
+
+    @state.setter
+    def state(self, value: GMIPrimeState) -> None:
+        self._mind.phase = value
+
+    @property
+    def mood(self) -> GMIMood:
+        """The current mood (`set_mood()` also sets the PAD state and working memory)."""
+        return self._mind.mood
+
+    @mood.setter
+    def mood(self, value: GMIMood) -> None:
+        self._mind.mood = value
+
+    @property
+    def pad(self) -> PADState:
+        """The PAD state the mood stands for."""
+        return self._mind.pad
+
+    @pad.setter
+    def pad(self, value: PADState) -> None:
+        self._mind.pad = value
+
+    @property
+    def user_context(self) -> dict[str, Any]:
+        """The user context (reference: UserContext)."""
+        return self._mind.user_context
+
+    @user_context.setter
+    def user_context(self, value: dict[str, Any]) -> None:
+        self._mind.user_context = value
+
+    @property
+    def task_context(self) -> dict[str, Any]:
+        """The task context (reference: TaskContext)."""
+        return self._mind.task_context
+
+    @task_context.setter
+    def task_context(self, value: dict[str, Any]) -> None:
+        self._mind.task_context = value
+
+    @property
+    def session_data(self) -> dict[str, Any]:
+        """The session's own data, handed to each tool call (not a copy)."""
+        return self._mind.session_data
+
+    @property
+    def history(self) -> ConversationHistoryManager:
+        """The conversation history."""
+        return self._mind.history
+
+    @property
+    def trace(self) -> ReasoningTrace:
+        """The reasoning trace."""
+        return self._mind.trace
+
+    @property
+    def events(self) -> GMIEventLog:
+        """The events raised about the user."""
+        return self._mind.events
+
+    @property
+    def working_memory(self) -> InMemoryWorkingMemory:
+        """The session's key-value working memory."""
+        return self._mind.working_memory
 
     @property
     def persona(self) -> PersonaDefinition:
         """The active persona (``NOT_INITIALIZED`` before `initialize()`)."""
-        if self._persona is None:
-            raise GMIError("the GMI is not initialized", GMIErrorCode.NOT_INITIALIZED)
-        return self._persona
+        return self._mind.persona
+
+    # -- lifecycle --------------------------------------------------------------------------
 
     async def initialize(self, persona: PersonaDefinition, config: GMIConfig) -> None:
         """Set the persona and the services; the GMI becomes READY."""
@@ -150,99 +169,36 @@ class GMI:
             raise GMIError(
                 f"cannot initialize a GMI in state {self.state.value}", GMIErrorCode.INVALID_STATE
             )
-        if (config.gateway is None) == (config.model is None):
-            raise GMIError(
-                "GMIConfig needs exactly one of gateway and model",
-                GMIErrorCode.GMI_INITIALIZATION_ERROR,
-            )
-        if config.max_tool_loop_iterations < 1:
-            raise GMIError(
-                "max_tool_loop_iterations must be at least 1",
-                GMIErrorCode.GMI_INITIALIZATION_ERROR,
-            )
+        config.check()
         self.state = GMIPrimeState.INITIALIZING
-        tracking = persona.sentiment_tracking
-        tracked = tracking is not None and tracking.enabled
         try:
             persona = with_metaprompt_presets(persona)
         except ValueError as exc:
             self.state = GMIPrimeState.IDLE
             raise GMIError(str(exc), GMIErrorCode.GMI_INITIALIZATION_ERROR) from exc
-        self._persona = persona
+        mind = self._mind
+        mind.persona_copy = persona
+        mind.clock = config.clock
         self._config = config
-        self._sentiment_tracker = config.sentiment_tracker or (
-            SentimentTracker(config.utility_ai) if tracked else None
-        )
-        self._metaprompt_runner = config.metaprompt_runner or (
-            MetapromptExecutor() if persona.meta_prompts else None
-        )
-        if config.gateway is not None:
-            self._gateway = config.gateway
-        else:
-            model = config.model
-            assert model is not None
-
-            def resolver(*_args: object, **_kwargs: object) -> ChatModel:
-                assert model is not None
-                return model
-
-            self._gateway = CompletionGateway(
-                GatewayDefaults(
-                    provider=model.provider_id, model=model.model_id, fallback_providers=[]
-                ),
-                resolver=resolver,
-                clock=config.clock,
-            )
-        self._orchestrator = config.tool_orchestrator or ToolOrchestrator()
-        self._prompt_engine = config.prompt_engine or PromptEngine()
-        self.working_memory = config.working_memory or InMemoryWorkingMemory()
+        self._services = resolve_services(persona, config, self.provider_manager)
+        mind.working_memory = config.working_memory or InMemoryWorkingMemory()
         trace_config = persona.reasoning_trace_config
         max_entries = (
             (trace_config.max_entries if trace_config is not None else None)
             or config.reasoning_trace_max_entries
             or DEFAULT_MAX_TRACE_ENTRIES
         )
-        self.trace = ReasoningTrace(self.gmi_id, persona.id, max_entries)
-        self.history.on_turns_dropped(self._forget_turns)
-        memory = self.working_memory
-        default_mood = persona.mood_adaptation.default_mood if persona.mood_adaptation else None
-        moods = {mood.value for mood in GMIMood}
-        stored_mood = await memory.get(MOOD_KEY)
-        mood = next((m for m in (stored_mood, default_mood) if m in moods), GMIMood.NEUTRAL)
-        self.mood = GMIMood(mood)
-        self.pad = pad_for_mood(self.mood)
-        self.user_context = initial_user_context(persona, await memory.get(USER_CONTEXT_KEY))
-        self.task_context = initial_task_context(persona, await memory.get(TASK_CONTEXT_KEY))
-        await memory.set(MOOD_KEY, self.mood.value)
-        await memory.set(USER_CONTEXT_KEY, self.user_context)
-        await memory.set(TASK_CONTEXT_KEY, self.task_context)
-        for imprint in persona.initial_memory_imprints or []:
-            await memory.set(imprint.key, imprint.value)
-        self._trace(ReasoningEntryType.LIFECYCLE, "GMI initialized", {"persona_id": persona.id})
+        mind.trace = ReasoningTrace(mind.gmi_id, persona.id, max_entries)
+        mind.history.on_turns_dropped(self._forget_turns)
+        await mind.restore(persona)
+        mind.record(ReasoningEntryType.LIFECYCLE, "GMI initialized", {"persona_id": persona.id})
         self.state = GMIPrimeState.READY
 
     def _forget_turns(self, turns: list[DroppedTurn]) -> None:
         ids = [turn.turn_id for turn in turns]
         self.trace.forget_turns(ids)
         self.events.forget_turns(ids)
-        self._dropped_turns.extend(ids)  # the sentiment history is scrubbed asynchronously
-
-    async def _scrub_dropped_turns(self) -> None:
-        """Scrub what the sentiment tracker keeps about the turns a replace or clear dropped."""
-        ids, self._dropped_turns = self._dropped_turns, []
-        if ids and self._sentiment_tracker is not None:
-            await self._sentiment_tracker.forget_turns(self, ids)
-
-    def _trace(
-        self,
-        type: ReasoningEntryType,
-        message: str,
-        details: dict[str, Any] | None = None,
-        turn_id: str | None = None,
-    ) -> None:
-        self.trace.add(
-            type, message, details, timestamp=self._config.clock.timestamp(), turn_id=turn_id
-        )
+        self._mind.dropped_turns.extend(ids)  # the sentiment history is scrubbed asynchronously
 
     async def shutdown(self) -> None:
         """Abort a running turn, wait for it (bounded), close memory once; state SHUTDOWN.
@@ -256,17 +212,18 @@ class GMI:
     async def _shutdown(self) -> None:
         self.state = GMIPrimeState.SHUTTING_DOWN
         running = self._running
-        if running is not None and not running._task.done():
-            self._abort_reason = GMIError(
+        if running is not None and not running.task.done():
+            self._carry.abort_reason = GMIError(
                 "the GMI was shut down during the turn", GMIErrorCode.ABORTED
             )
-            running._task.cancel()
+            running.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(asyncio.shield(running._task), self._config.shutdown_timeout)
-        if self._metaprompt_runner is not None:
-            await self._metaprompt_runner.aclose()
+                await asyncio.wait_for(asyncio.shield(running.task), self._config.shutdown_timeout)
+        runner = self._services.metaprompt_runner if self._services is not None else None
+        if runner is not None:
+            await runner.aclose()
         await self.working_memory.close()
-        self._trace(ReasoningEntryType.LIFECYCLE, "GMI shut down")
+        self._mind.record(ReasoningEntryType.LIFECYCLE, "GMI shut down")
         self.state = GMIPrimeState.SHUTDOWN
 
     async def abort_turn(self, reason: GMIError | None = None) -> None:
@@ -276,32 +233,33 @@ class GMI:
         unfinished calls. Does nothing when no turn runs.
         """
         running = self._running
-        if running is None or running._task.done():
+        if running is None or running.task.done():
             return
-        self._abort_reason = reason or GMIError("the turn was aborted", GMIErrorCode.ABORTED)
-        running._task.cancel()
+        self._carry.abort_reason = reason or GMIError("the turn was aborted", GMIErrorCode.ABORTED)
+        running.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.shield(running._task)
+            await asyncio.shield(running.task)
         if self.state is not GMIPrimeState.SHUTTING_DOWN:
-            self._abort_reason = None
+            self._carry.abort_reason = None
 
     # -- turns ------------------------------------------------------------------------------
 
     def process_turn_stream(self, turn_input: GMITurnInput) -> GMITurnStream:
         """Start a turn; iterate the returned stream for its chunks."""
         self._ensure_ready()
-        stream = GMITurnStream(self, turn_input)
+        stream = GMITurnStream(lambda stream: self._run_turn(turn_input, stream))
         self._running = stream
         return stream
 
-    def _ensure_ready(self) -> None:
-        if self._persona is None:
+    def _ensure_ready(self) -> GMIServices:
+        if self._mind.persona_copy is None or self._services is None:
             raise GMIError("the GMI is not initialized", GMIErrorCode.NOT_INITIALIZED)
         if self.state is not GMIPrimeState.READY:
             raise GMIError(
                 f"the GMI cannot start a turn in state {self.state.value}",
                 GMIErrorCode.INVALID_STATE,
             )
+        return self._services
 
     def pending_tool_calls(self) -> list[ToolCall]:
         """The calls of the history's last tool round that no tool result answers yet.
@@ -309,15 +267,7 @@ class GMI:
         The round is the last assistant message that requested tools, when nothing but its own
         tool results follows it; otherwise no call is pending.
         """
-        answered: set[str] = set()
-        for message in reversed(self.history.messages()):
-            if message.role is Role.TOOL and message.tool_result is not None:
-                answered.add(message.tool_result.tool_call_id)
-                continue
-            if message.role is Role.ASSISTANT:
-                return [call for call in message.tool_calls if call.id not in answered]
-            return []
-        return []
+        return pending_tool_calls(self.history.messages())
 
     async def handle_tool_results(
         self, results: Sequence[ToolResult], *, user_id: str = "default_user"
@@ -334,37 +284,7 @@ class GMI:
         if not results:
             raise GMIError("no tool results were given", GMIErrorCode.VALIDATION_ERROR)
         self._ensure_ready()
-        pending = self.pending_tool_calls()
-        pending_ids = {call.id for call in pending}
-        given = [result.tool_call_id for result in results]
-        unknown = [call_id for call_id in given if call_id not in pending_ids]
-        if unknown:
-            raise GMIError(
-                f"no pending tool call has the id {', '.join(map(repr, unknown))}; pending: "
-                f"{', '.join(map(repr, sorted(pending_ids))) or 'none'}",
-                GMIErrorCode.VALIDATION_ERROR,
-                {"unknown_tool_call_ids": unknown},
-            )
-        if len(set(given)) != len(given):
-            raise GMIError(
-                "a tool call was answered twice", GMIErrorCode.VALIDATION_ERROR, {"ids": given}
-            )
-        left_out = [
-            tool_error_result(
-                call,
-                GMIErrorCode.EXTERNAL_TOOL_NOT_RUN,
-                f"The host did not run tool '{call.name}'.",
-            )
-            for call in pending
-            if call.id not in given
-        ]
-        turn_input = GMITurnInput(
-            interaction_id=f"turn-{uuid.uuid4()}",
-            user_id=user_id,
-            content=None,
-            type=GMIInteractionType.TOOL_RESPONSE,
-            metadata={"is_tool_continuation": True, "tool_results": [*results, *left_out]},
-        )
+        turn_input = continuation_input(self.pending_tool_calls(), results, user_id)
         return self.process_turn_stream(turn_input)
 
     async def handle_tool_result(
@@ -376,18 +296,24 @@ class GMI:
         user_id: str = "default_user",
     ) -> GMITurnStream:
         """`handle_tool_results()` with one call's outcome (``{"type": "success", ...}``)."""
-        kind = outcome.get("type")
-        if kind == "success":
-            result = ToolResult(tool_call_id, tool_name, outcome.get("result"))
-        elif kind == "error":
-            error = dict(outcome.get("error") or {})
-            result = ToolResult(tool_call_id, tool_name, error, True, error)
-        else:
-            raise GMIError(
-                f"outcome.type must be 'success' or 'error', got {kind!r}",
-                GMIErrorCode.VALIDATION_ERROR,
-            )
+        result = outcome_result(tool_call_id, tool_name, outcome)
         return await self.handle_tool_results([result], user_id=user_id)
+
+    async def _run_turn(self, turn_input: GMITurnInput, stream: GMITurnStream) -> None:
+        services = self._services
+        assert services is not None  # process_turn_stream() checked
+        turn = TurnRunner(self._mind, services, self._carry, turn_input, stream)
+        self.state = GMIPrimeState.PROCESSING
+        try:
+            output = await turn.run()
+        finally:
+            if self.state in (GMIPrimeState.PROCESSING, GMIPrimeState.AWAITING_TOOL_RESULT):
+                self.state = GMIPrimeState.READY
+            if self._running is stream:
+                self._running = None
+        await stream.finish(
+            turn.chunk(GMIOutputChunkType.FINAL_RESPONSE_MARKER, output, is_final=True), output
+        )
 
     # -- history ----------------------------------------------------------------------------
 
@@ -405,6 +331,10 @@ class GMI:
         self.history.clear_history()
         await self._scrub_dropped_turns()
 
+    async def _scrub_dropped_turns(self) -> None:
+        tracker = self._services.sentiment_tracker if self._services is not None else None
+        await scrub_dropped_turns(self._mind, tracker)
+
     def hydrate_conversation_history(self, messages: Sequence[Message]) -> None:
         """Replace the history as the runtime does to resume a stored turn (drops nothing)."""
         self.history.hydrate_conversation_history(messages)
@@ -417,14 +347,13 @@ class GMI:
 
     async def set_mood(self, mood: GMIMood) -> None:
         """Set the GMI's mood (and the PAD state it stands for); keep it in working memory."""
-        self.mood = GMIMood(mood)
-        self.pad = pad_for_mood(self.mood)
-        await self.working_memory.set(MOOD_KEY, self.mood.value)
+        await self._mind.set_mood(mood)
 
     async def wait_for_metaprompts(self) -> None:
         """Wait for the metaprompts the last turns started (they run in the background)."""
-        if self._metaprompt_runner is not None:
-            await self._metaprompt_runner.wait_idle()
+        runner = self._services.metaprompt_runner if self._services is not None else None
+        if runner is not None:
+            await runner.wait_idle()
 
     # -- persona state ----------------------------------------------------------------------
 
@@ -453,24 +382,12 @@ class GMI:
         traits = dict(persona.personality_traits or {})
         previous = traits.get(trait)
         traits[trait] = float(value)
-        self._persona = persona.model_copy(update={"personality_traits": traits}, deep=True)
-        self._trace(
+        self._mind.persona_copy = persona.model_copy(
+            update={"personality_traits": traits}, deep=True
+        )
+        self._mind.record(
             ReasoningEntryType.STATE_CHANGE,
             f"personality trait {trait} set to {float(value)}",
             {"trait": trait, "previous": previous, "value": float(value)},
         )
         return float(previous) if isinstance(previous, int | float) else None
-
-    async def _run_turn(self, turn_input: GMITurnInput, stream: GMITurnStream) -> None:
-        turn = TurnRunner(self, turn_input, stream)
-        self.state = GMIPrimeState.PROCESSING
-        try:
-            output = await turn.run()
-        finally:
-            if self.state in (GMIPrimeState.PROCESSING, GMIPrimeState.AWAITING_TOOL_RESULT):
-                self.state = GMIPrimeState.READY
-            if self._running is stream:
-                self._running = None
-        await stream.finish(
-            turn.chunk(GMIOutputChunkType.FINAL_RESPONSE_MARKER, output, is_final=True), output
-        )

@@ -50,7 +50,9 @@ from agentos.persona.definition import MetaPromptDefinition, PromptTemplate
 from agentos.persona.metaprompt_templates import without_answer_format
 
 if TYPE_CHECKING:
-    from agentos.gmi.gmi import GMI
+    from agentos.gmi.state import GMIState
+    from agentos.llm.budget import BudgetLike
+    from agentos.llm.gateway import GatewayProviderManager
 
 __all__ = [
     "DEFAULT_METAPROMPT_MAX_TOKENS",
@@ -109,56 +111,72 @@ def _pick(reply: Mapping[str, Any], camel: str, snake: str) -> Any:
     return reply[camel] if camel in reply else reply.get(snake)
 
 
+async def _fired(state: GMIState) -> list[MetaPromptDefinition]:
+    """The persona's metaprompts whose triggers fire now (counters and flags updated)."""
+    fired: list[MetaPromptDefinition] = []
+    memory = state.working_memory
+    for metaprompt in state.persona.meta_prompts or []:
+        trigger = metaprompt.trigger
+        if trigger is None:
+            continue
+        if trigger.type == "event_based":
+            if trigger.event_name and state.events.consume(trigger.event_name):
+                fired.append(metaprompt)
+        elif trigger.type == "turn_interval":
+            key = f"metaprompt_turn_counter_{metaprompt.id}"
+            counter = int(await memory.get(key, 0) or 0)
+            if counter >= (trigger.interval_turns or 1):
+                fired.append(metaprompt)
+                counter = 0
+            else:
+                counter += 1
+            await memory.set(key, counter)
+        elif trigger.type == "manual":
+            key = f"manual_trigger_{metaprompt.id}"
+            if await memory.get(key):
+                await memory.delete(key)
+                fired.append(metaprompt)
+    return fired
+
+
 class MetapromptExecutor:
     """Checks a persona's metaprompt triggers after each turn and runs those that fire."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def check_and_trigger(self, gmi: GMI, turn_id: str) -> None:
-        """Start the metaprompts whose triggers fire after turn ``turn_id``."""
-        fired: list[MetaPromptDefinition] = []
-        memory = gmi.working_memory
-        for metaprompt in gmi.persona.meta_prompts or []:
-            trigger = metaprompt.trigger
-            if trigger is None:
-                continue
-            if trigger.type == "event_based":
-                if trigger.event_name and gmi.events.consume(trigger.event_name):
-                    fired.append(metaprompt)
-            elif trigger.type == "turn_interval":
-                key = f"metaprompt_turn_counter_{metaprompt.id}"
-                counter = int(await memory.get(key, 0) or 0)
-                if counter >= (trigger.interval_turns or 1):
-                    fired.append(metaprompt)
-                    counter = 0
-                else:
-                    counter += 1
-                await memory.set(key, counter)
-            elif trigger.type == "manual":
-                key = f"manual_trigger_{metaprompt.id}"
-                if await memory.get(key):
-                    await memory.delete(key)
-                    fired.append(metaprompt)
-        for metaprompt in fired:
-            gmi._trace(
+    async def check_and_trigger(
+        self,
+        state: GMIState,
+        turn_id: str,
+        *,
+        provider_manager: GatewayProviderManager,
+        budget: BudgetLike | None = None,
+    ) -> None:
+        """Start the metaprompts whose triggers fire after turn ``turn_id``.
+
+        Each runs on the model ``provider_manager`` serves (see `MetapromptRunner`), checked
+        against and recorded in ``budget`` as `METAPROMPT_CALL`.
+        """
+        for metaprompt in await _fired(state):
+            state.record(
                 ReasoningEntryType.SELF_REFLECTION_TRIGGERED,
                 f"metaprompt {metaprompt.id} triggered",
                 {"metaprompt_id": metaprompt.id},
                 turn_id,
             )
             try:
-                model = self._model_for(gmi, metaprompt)
+                model = self._model_for(state, metaprompt, provider_manager, budget)
             except GMIError as exc:
-                gmi._trace(
+                state.record(
                     ReasoningEntryType.SELF_REFLECTION_SKIPPED,
                     f"metaprompt {metaprompt.id} skipped: {exc.message}",
                     {"metaprompt_id": metaprompt.id, "code": str(exc.code)},
                     turn_id,
                 )
                 continue
-            variables = await self._variables(gmi)
-            task = asyncio.create_task(self._run(gmi, metaprompt, model, variables, turn_id))
+            variables = await self._variables(state)
+            task = asyncio.create_task(self._run(state, metaprompt, model, variables, turn_id))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -175,14 +193,19 @@ class MetapromptExecutor:
             await self.wait_idle()
 
     @staticmethod
-    def _model_for(gmi: GMI, metaprompt: MetaPromptDefinition) -> ChatModel:
-        persona = gmi.persona
-        serving = gmi.provider_manager.serving_hop()
+    def _model_for(
+        state: GMIState,
+        metaprompt: MetaPromptDefinition,
+        provider_manager: GatewayProviderManager,
+        budget: BudgetLike | None,
+    ) -> ChatModel:
+        persona = state.persona
+        serving = provider_manager.serving_hop()
         if serving is None:
             raise GMIError("no model has served a turn yet", GMIErrorCode.LLM_PROVIDER_UNAVAILABLE)
         provider_id = metaprompt.provider_id or persona.default_provider_id or serving.provider_id
         model_id = metaprompt.model_id or persona.default_model_id or serving.model_id
-        provider = gmi.provider_manager.get_provider(provider_id)
+        provider = provider_manager.get_provider(provider_id)
         model = provider.get_model(model_id) if provider is not None else None
         if model is None:
             raise GMIError(
@@ -195,36 +218,37 @@ class MetapromptExecutor:
         # neither in the ledger nor a step, so it calls the model underneath.
         while isinstance(model, MeteredModel | BudgetedModel):
             model = model.inner
-        budget = gmi._config.budget
         return BudgetedModel(model, budget, call=METAPROMPT_CALL) if budget is not None else model
 
     @staticmethod
-    async def _variables(gmi: GMI) -> dict[str, str]:
+    async def _variables(state: GMIState) -> dict[str, str]:
         """The template variables, read when the metaprompt fires (reference §1.6)."""
-        history = await gmi.working_memory.get(SENTIMENT_HISTORY_KEY) or {}
+        history = await state.working_memory.get(SENTIMENT_HISTORY_KEY) or {}
         trends = history.get("trends") or []
-        messages = [{"role": m.role.value, "content": m.text} for m in gmi.history.messages()[-10:]]
+        messages = [
+            {"role": m.role.value, "content": m.text} for m in state.history.messages()[-10:]
+        ]
         # The recent entries only: the trace holds up to 500, and a deep copy of all of them
         # is what a turn would otherwise spend most of its time on.
-        trace = gmi.trace.entries(last=50)
+        trace = state.trace.entries(last=50)
         errors = [e.message for e in trace if e.type is ReasoningEntryType.ERROR][-10:]
-        confused = [e for e in gmi.events.events() if e.event_type is GMIEventType.USER_CONFUSED]
+        confused = [e for e in state.events.events() if e.event_type is GMIEventType.USER_CONFUSED]
         keywords = list(confused[-1].metadata.trigger_keywords) if confused else []
         evidence = json.dumps(
             {
                 "recent_messages": messages,
                 "recent_trace": [{"type": e.type.value, "message": e.message} for e in trace[-20:]],
-                "mood": gmi.mood.value,
-                "user_context": gmi.user_context,
-                "task_context": gmi.task_context,
+                "mood": state.mood.value,
+                "user_context": state.user_context,
+                "task_context": state.task_context,
             },
             default=str,
         )[:_EVIDENCE_CHARS]
         return {
-            "current_mood": gmi.mood.value,
-            "user_skill": str(gmi.user_context.get("skill_level") or "unknown"),
-            "task_complexity": str(gmi.task_context.get("complexity") or "unknown"),
-            "current_sentiment": str(gmi.user_context.get("current_sentiment") or "neutral"),
+            "current_mood": state.mood.value,
+            "user_skill": str(state.user_context.get("skill_level") or "unknown"),
+            "task_complexity": str(state.task_context.get("complexity") or "unknown"),
+            "current_sentiment": str(state.user_context.get("current_sentiment") or "neutral"),
             "sentiment_score": str(trends[-1]["score"] if trends else 0.0),
             "consecutive_frustration": str(history.get("consecutive_frustration", 0)),
             "consecutive_confusion": str(history.get("consecutive_neutral", 0)),
@@ -238,7 +262,7 @@ class MetapromptExecutor:
 
     async def _run(
         self,
-        gmi: GMI,
+        state: GMIState,
         metaprompt: MetaPromptDefinition,
         model: ChatModel,
         variables: Mapping[str, str],
@@ -260,7 +284,7 @@ class MetapromptExecutor:
             if options.response_schema is not None:
                 text = without_answer_format(text)
         request = ModelRequest([Message.user(render_template(text, variables))], (), options)
-        gmi._trace(
+        state.record(
             ReasoningEntryType.SELF_REFLECTION_START,
             f"metaprompt {metaprompt.id} calling {model.provider_id}:{model.model_id}",
             {"metaprompt_id": metaprompt.id},
@@ -270,7 +294,7 @@ class MetapromptExecutor:
             async with closing_stream(model.stream(request)) as chunks:
                 reply = "".join([c.text async for c in chunks if isinstance(c, TextDelta)])
         except Exception as exc:
-            gmi._trace(
+            state.record(
                 ReasoningEntryType.ERROR,
                 f"metaprompt {metaprompt.id} failed: {exc}",
                 {"metaprompt_id": metaprompt.id},
@@ -279,27 +303,27 @@ class MetapromptExecutor:
             return
         parsed = parse_json_object(reply)
         if parsed is None:
-            gmi._trace(
+            state.record(
                 ReasoningEntryType.WARNING,
                 f"metaprompt {metaprompt.id} answered no JSON object",
                 {"metaprompt_id": metaprompt.id, "reply_preview": reply[:200]},
                 turn_id,
             )
             return
-        await self._apply(gmi, metaprompt, parsed, turn_id)
+        await self._apply(state, metaprompt, parsed, turn_id)
 
     @staticmethod
     async def _apply(
-        gmi: GMI, metaprompt: MetaPromptDefinition, reply: Mapping[str, Any], turn_id: str
+        state: GMIState, metaprompt: MetaPromptDefinition, reply: Mapping[str, Any], turn_id: str
     ) -> None:
         changes: dict[str, Any] = {}
         mood = _pick(reply, "updatedGmiMood", "updated_gmi_mood")
         if isinstance(mood, str):
             if mood.lower() in {m.value for m in GMIMood}:
-                await gmi.set_mood(GMIMood(mood.lower()))
+                await state.set_mood(GMIMood(mood.lower()))
                 changes["mood"] = mood.lower()
             else:
-                gmi._trace(
+                state.record(
                     ReasoningEntryType.WARNING,
                     f"metaprompt {metaprompt.id} named no mood ({mood!r}); the mood is kept",
                     {"metaprompt_id": metaprompt.id},
@@ -307,27 +331,27 @@ class MetapromptExecutor:
                 )
         skill = _pick(reply, "updatedUserSkillLevel", "updated_user_skill_level")
         if isinstance(skill, str) and skill:
-            gmi.user_context["skill_level"] = skill
-            await gmi.working_memory.set(USER_CONTEXT_KEY, gmi.user_context)
+            state.user_context["skill_level"] = skill
+            await state.working_memory.set(USER_CONTEXT_KEY, state.user_context)
             changes["skill_level"] = skill
         complexity = _pick(reply, "updatedTaskComplexity", "updated_task_complexity")
         if isinstance(complexity, str) and complexity:
-            gmi.task_context["complexity"] = complexity
-            await gmi.working_memory.set(TASK_CONTEXT_KEY, gmi.task_context)
+            state.task_context["complexity"] = complexity
+            await state.working_memory.set(TASK_CONTEXT_KEY, state.task_context)
             changes["complexity"] = complexity
         imprints = _pick(reply, "newMemoryImprints", "new_memory_imprints")
         for imprint in imprints if isinstance(imprints, list) else []:
             if isinstance(imprint, Mapping) and isinstance(imprint.get("key"), str):
-                await gmi.working_memory.set(imprint["key"], imprint.get("value"))
+                await state.working_memory.set(imprint["key"], imprint.get("value"))
                 changes.setdefault("imprints", []).append(imprint["key"])
         rationale = _pick(reply, "adjustmentRationale", "adjustment_rationale")
-        gmi._trace(
+        state.record(
             ReasoningEntryType.STATE_CHANGE,
             f"metaprompt {metaprompt.id}: {rationale or 'no rationale given'}",
             {"metaprompt_id": metaprompt.id, "changes": changes},
             turn_id,
         )
-        gmi._trace(
+        state.record(
             ReasoningEntryType.SELF_REFLECTION_COMPLETE,
             f"metaprompt {metaprompt.id} done",
             {"metaprompt_id": metaprompt.id},

@@ -19,7 +19,7 @@ from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import GMIOutputChunkType, StepFinishedPayload
 from agentos.llm.gateway import AttemptFailed, GatewayTurn, Hop
 from agentos.llm.model import ModelRequest, TextDelta, ToolCallChunk, UsageChunk, closing_stream
-from agentos.llm.step import StepCollector
+from agentos.loop.collector import StepCollector
 
 __all__ = ["Emit", "step_finished_payload", "stream_model_step"]
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["MOOD_PAD", "GMIMood", "PADState", "pad_for_mood"]
+__all__ = ["MOOD_KEY", "MOOD_PAD", "GMIMood", "PADState", "pad_for_mood"]
+
+MOOD_KEY = "current_gmi_mood"
+"""The working-memory key that holds the GMI's mood."""
 
 
 class GMIMood(StrEnum):

@@ -162,6 +162,31 @@ def _units(messages: Sequence[Message]) -> list[list[Message]]:
     return units
 
 
+def _head(system_prompts: Sequence[SystemPrompt], retrieved_context: str | None) -> list[Message]:
+    """The system prompts by priority, then the retrieved context (empty ones left out)."""
+    head: list[Message] = [
+        Message.system(prompt.content)
+        for prompt in sorted(system_prompts, key=lambda p: p.priority)
+        if prompt.content.strip()
+    ]
+    if retrieved_context is not None and retrieved_context.strip():
+        head.append(Message.system(retrieved_context))
+    return head
+
+
+def _latest_within(earlier: list[Message], allowance: int) -> tuple[list[Message], int]:
+    """The latest whole units of ``earlier`` within ``allowance`` tokens, and their tokens."""
+    kept_units: list[list[Message]] = []
+    used = 0
+    for unit in reversed(_units(earlier)):
+        tokens = sum(message_tokens(m) for m in unit)
+        if used + tokens > allowance:
+            break
+        kept_units.append(unit)
+        used += tokens
+    return [m for unit in reversed(kept_units) for m in unit], used
+
+
 class PromptEngine:
     """Assembles the messages of a model call within the model's context window."""
 
@@ -187,14 +212,7 @@ class PromptEngine:
         window = catalog.context_window(provider, model)
         budget = history_budget(window)
 
-        head: list[Message] = [
-            Message.system(prompt.content)
-            for prompt in sorted(system_prompts, key=lambda p: p.priority)
-            if prompt.content.strip()
-        ]
-        if retrieved_context is not None and retrieved_context.strip():
-            head.append(Message.system(retrieved_context))
-
+        head = _head(system_prompts, retrieved_context)
         earlier, current = _split_current(
             normalize_history(history), normalize_history(current_turn)
         )
@@ -214,15 +232,7 @@ class PromptEngine:
             )
 
         allowance = min(budget - current_tokens, window - required)
-        kept_units: list[list[Message]] = []
-        used = 0
-        for unit in reversed(_units(earlier)):
-            tokens = sum(message_tokens(m) for m in unit)
-            if used + tokens > allowance:
-                break
-            kept_units.append(unit)
-            used += tokens
-        kept = [m for unit in reversed(kept_units) for m in unit]
+        kept, used = _latest_within(earlier, allowance)
         kept_ids = {id(m) for m in kept}
         dropped = [m for m in earlier if id(m) not in kept_ids]
 

@@ -30,7 +30,7 @@ Confusion phrases match case-insensitively as whole words or phrases (DESIGN.md 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from agentos.nlp import SentimentResult, StatisticalUtilityAI, UtilityAI
 from agentos.persona.definition import SentimentTrackingConfig
 
 if TYPE_CHECKING:
-    from agentos.gmi.gmi import GMI
+    from agentos.gmi.state import GMIState
 
 __all__ = [
     "CONFUSION_PHRASES",
@@ -72,6 +72,8 @@ CONFUSION_PHRASES: tuple[str, ...] = (
 """The reference's confusion phrases."""
 
 _PREVIEW_CHARS = 100
+
+_Found = tuple[GMIEventType, EventSeverity, GMIEventMetadata]
 
 
 def _phrase_pattern(phrase: str) -> str:
@@ -141,17 +143,17 @@ class SentimentTracker:
         self.utility_ai: UtilityAI = utility_ai or StatisticalUtilityAI()
         self.thresholds = thresholds or SentimentThresholds()
 
-    async def analyze_turn_sentiment(self, gmi: GMI, turn_id: str, text: str) -> None:
+    async def analyze_turn_sentiment(self, state: GMIState, turn_id: str, text: str) -> None:
         """Score ``text`` (turn ``turn_id``), update the history and context, raise events."""
-        limits = self.thresholds.for_persona(gmi.persona.sentiment_tracking)
-        language = gmi.user_context.get("language") or gmi.persona.default_language
+        limits = self.thresholds.for_persona(state.persona.sentiment_tracking)
+        language = state.user_context.get("language") or state.persona.default_language
         result = await self.utility_ai.analyze_sentiment(text, language=language)
-        timestamp = gmi._config.clock.timestamp()
+        timestamp = state.clock.timestamp()
 
-        gmi.user_context["current_sentiment"] = result.polarity
-        await gmi.working_memory.set(USER_CONTEXT_KEY, gmi.user_context)
+        state.user_context["current_sentiment"] = result.polarity
+        await state.working_memory.set(USER_CONTEXT_KEY, state.user_context)
 
-        history = await gmi.working_memory.get(SENTIMENT_HISTORY_KEY) or _empty_history()
+        history = await state.working_memory.get(SENTIMENT_HISTORY_KEY) or _empty_history()
         history["trends"] = [
             *history["trends"],
             {
@@ -173,12 +175,12 @@ class SentimentTracker:
         for run in runs:
             history[run] = history[run] + 1 if run == extended else 0
         history["last_analyzed_turn_id"] = turn_id
-        await gmi.working_memory.set(SENTIMENT_HISTORY_KEY, history)
+        await state.working_memory.set(SENTIMENT_HISTORY_KEY, history)
 
-        for event_type, severity, metadata in self._detect(gmi, text, result, history, limits):
+        for event_type, severity, metadata in self._detect(state, text, result, history, limits):
             event = GMIEvent(event_type, timestamp, turn_id, severity, metadata)
-            gmi.events.emit(event)
-            gmi._trace(
+            state.events.emit(event)
+            state.record(
                 ReasoningEntryType.DEBUG,
                 f"event {event_type.value} ({severity})",
                 {"event": event_type.value, "severity": severity},
@@ -187,12 +189,12 @@ class SentimentTracker:
 
     def _detect(
         self,
-        gmi: GMI,
+        state: GMIState,
         text: str,
         result: SentimentResult,
         history: dict[str, Any],
         limits: SentimentThresholds,
-    ) -> list[tuple[GMIEventType, EventSeverity, GMIEventMetadata]]:
+    ) -> list[_Found]:
         frustration = history["consecutive_frustration"]
         neutral = history["consecutive_neutral"]
         satisfaction = history["consecutive_satisfaction"]
@@ -207,7 +209,7 @@ class SentimentTracker:
                 **fields,
             )
 
-        found: list[tuple[GMIEventType, EventSeverity, GMIEventMetadata]] = []
+        found: list[_Found] = []
         strong_negative = (
             result.score < limits.frustration and result.intensity > limits.frustration_intensity
         )
@@ -236,44 +238,49 @@ class SentimentTracker:
         )
         if strong_positive or satisfaction >= limits.consecutive_turns + 1:
             found.append((GMIEventType.USER_SATISFIED, "low", metadata(satisfaction)))
+        return found + _pattern_events(state, neutral, limits, metadata)
 
-        errors = sum(
-            1
-            for entry in gmi.trace.entries(last=limits.error_window)
-            if entry.type is ReasoningEntryType.ERROR
-        )
-        if errors >= limits.errors:
-            found.append(
-                (
-                    GMIEventType.ERROR_THRESHOLD_EXCEEDED,
-                    "high",
-                    metadata(None, triggered_by="error", error_count=errors),
-                )
-            )
-
-        if neutral >= limits.low_engagement_turns:
-            lengths = _recent_user_lengths(gmi.history.messages()[-5:])
-            if lengths and sum(lengths) / len(lengths) < limits.low_engagement_chars:
-                found.append(
-                    (
-                        GMIEventType.LOW_ENGAGEMENT,
-                        "medium",
-                        metadata(neutral, triggered_by="pattern"),
-                    )
-                )
-        return found
-
-    async def forget_turns(self, gmi: GMI, turn_ids: Iterable[str]) -> None:
+    async def forget_turns(self, state: GMIState, turn_ids: Iterable[str]) -> None:
         """Blank the context of the trends of ``turn_ids`` (a history replace or clear)."""
         dropped = set(turn_ids)
-        history = await gmi.working_memory.get(SENTIMENT_HISTORY_KEY)
+        history = await state.working_memory.get(SENTIMENT_HISTORY_KEY)
         if not history:
             return
         for trend in history["trends"]:
             if trend["turn_id"] in dropped:
                 trend["context"] = ""
-        await gmi.working_memory.set(SENTIMENT_HISTORY_KEY, history)
+        await state.working_memory.set(SENTIMENT_HISTORY_KEY, history)
 
 
 def _recent_user_lengths(messages: Sequence[Any]) -> list[int]:
     return [len(m.text) for m in messages if m.role is Role.USER]
+
+
+def _pattern_events(
+    state: GMIState,
+    neutral: int,
+    limits: SentimentThresholds,
+    metadata: Callable[..., GMIEventMetadata],
+) -> list[_Found]:
+    """ERROR_THRESHOLD_EXCEEDED and LOW_ENGAGEMENT, read from the trace and the history."""
+    found: list[_Found] = []
+    errors = sum(
+        1
+        for entry in state.trace.entries(last=limits.error_window)
+        if entry.type is ReasoningEntryType.ERROR
+    )
+    if errors >= limits.errors:
+        found.append(
+            (
+                GMIEventType.ERROR_THRESHOLD_EXCEEDED,
+                "high",
+                metadata(None, triggered_by="error", error_count=errors),
+            )
+        )
+    if neutral >= limits.low_engagement_turns:
+        lengths = _recent_user_lengths(state.history.messages()[-5:])
+        if lengths and sum(lengths) / len(lengths) < limits.low_engagement_chars:
+            found.append(
+                (GMIEventType.LOW_ENGAGEMENT, "medium", metadata(neutral, triggered_by="pattern"))
+            )
+    return found

@@ -4,17 +4,18 @@ Before the first model call: sentiment (step 1), retrieval (step 2) and memory c
 After the last: the memory bridge encodes the exchange, a persona with turn-summary ingestion
 hands it to the retrieval augmentor, and the metaprompt triggers are checked (step 7). Each step
 calls an optional collaborator (`agentos.gmi.collaborators`); one that raises is recorded as a
-WARNING in the reasoning trace and the turn goes on without it.
+WARNING in the reasoning trace and the turn goes on without it. Each phase receives the GMI's
+state (`GMIState`) and its services (`GMIServices`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentos.core.messages import Role
-from agentos.gmi.collaborators import RetrievedChunk, TurnExchange
+from agentos.gmi.collaborators import RetrievedChunk, TurnExchange, TurnSentimentTracker
 from agentos.gmi.retrieval import (
     join_retrieved_context,
     rag_config,
@@ -23,14 +24,19 @@ from agentos.gmi.retrieval import (
     should_trigger_rag_retrieval,
     turn_summary_document,
 )
+from agentos.gmi.services import GMIServices
+from agentos.gmi.state import GMIState
 from agentos.gmi.system_prompts import metadata_value
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.gmi.turn_input import GMITurnInput
 
-if TYPE_CHECKING:
-    from agentos.gmi.gmi import GMI
-
-__all__ = ["TurnContext", "after_turn", "before_first_call", "user_text"]
+__all__ = [
+    "TurnContext",
+    "after_turn",
+    "before_first_call",
+    "scrub_dropped_turns",
+    "user_text",
+]
 
 
 @dataclass(slots=True)
@@ -41,8 +47,8 @@ class TurnContext:
     rag_sources: list[RetrievedChunk] = field(default_factory=list)
 
 
-def _warn(gmi: GMI, turn_id: str, step: str, exc: BaseException) -> None:
-    gmi._trace(
+def _warn(state: GMIState, turn_id: str, step: str, exc: BaseException) -> None:
+    state.record(
         ReasoningEntryType.WARNING,
         f"{step} failed: {exc}",
         {"step": step, "error": type(exc).__name__},
@@ -61,68 +67,61 @@ def user_text(turn_input: GMITurnInput) -> str:
 
 
 async def _guarded(
-    gmi: GMI, turn_id: str, step: str, call: Callable[[], Awaitable[Any]]
+    state: GMIState, turn_id: str, step: str, call: Callable[[], Awaitable[Any]]
 ) -> tuple[bool, Any]:
     try:
         return True, await call()
     except Exception as exc:
-        _warn(gmi, turn_id, step, exc)
+        _warn(state, turn_id, step, exc)
         return False, None
 
 
+async def scrub_dropped_turns(state: GMIState, tracker: TurnSentimentTracker | None) -> None:
+    """Have ``tracker`` forget what it keeps about the turns a history replace or clear dropped."""
+    ids = state.take_dropped_turns()
+    if ids and tracker is not None:
+        await tracker.forget_turns(state, ids)
+
+
 async def before_first_call(
-    gmi: GMI,
+    state: GMIState,
+    services: GMIServices,
     turn_input: GMITurnInput,
     turn_id: str,
     on_sources: Callable[[list[RetrievedChunk]], Awaitable[None]],
 ) -> TurnContext:
     """Steps 1-3 for a user turn: sentiment, retrieval (``on_sources`` told), memory context."""
-    config = gmi._config
-    persona = gmi.persona
-    messages = gmi.history.messages()
+    config = services.config
+    persona = state.persona
+    messages = state.history.messages()
     user_initiated = bool(messages) and messages[-1].role is Role.USER
     text = user_text(turn_input) if user_initiated else ""
-    await gmi._scrub_dropped_turns()  # the sentiment part of a replace finishes first
+    tracker = services.sentiment_tracker
+    await scrub_dropped_turns(state, tracker)  # the sentiment part of a replace finishes first
     tracking = persona.sentiment_tracking
-    tracker = gmi._sentiment_tracker
     if tracker is not None and tracking is not None and tracking.enabled and user_initiated:
         await _guarded(
-            gmi, turn_id, "sentiment", lambda: tracker.analyze_turn_sentiment(gmi, turn_id, text)
+            state,
+            turn_id,
+            "sentiment",
+            lambda: tracker.analyze_turn_sentiment(state, turn_id, text),
         )
     found = TurnContext()
     if not user_initiated:
         return found
-    rag_text: str | None = None
-    augmentor = config.retrieval_augmentor
-    rag = rag_config(persona)
-    if augmentor is not None and rag is not None and should_trigger_rag_retrieval(rag, text):
-        gmi._trace(ReasoningEntryType.RAG_QUERY_START, "retrieving context", None, turn_id)
-        ok, result = await _guarded(
-            gmi,
-            turn_id,
-            "retrieval",
-            lambda: augmentor.retrieve_context(text, retrieval_options(rag)),
-        )
-        if ok:
-            found.rag_sources = list(result.chunks)
-            rag_text = result.augmented_context or None
-            gmi._trace(
-                ReasoningEntryType.RAG_QUERY_RESULT,
-                f"retrieved {len(found.rag_sources)} chunks",
-                {"chunk_ids": [chunk.id for chunk in found.rag_sources]},
-                turn_id,
-            )
-            if found.rag_sources:
-                await on_sources(found.rag_sources)
+    rag_text = await _retrieve(state, services, turn_id, text, found, on_sources)
     memory_text: str | None = None
     bridge = config.memory_bridge
     if bridge is not None:
         _, memory_text = await _guarded(
-            gmi,
+            state,
             turn_id,
             "memory context",
             lambda: bridge.assemble_context(
-                text, mood=gmi.mood, pad=gmi.pad, token_budget=config.memory_context_token_budget
+                text,
+                mood=state.mood,
+                pad=state.pad,
+                token_budget=config.memory_context_token_budget,
             ),
         )
     long_term = metadata_value(turn_input.metadata, "long_term_memory_context")
@@ -132,11 +131,49 @@ async def before_first_call(
     return found
 
 
+async def _retrieve(
+    state: GMIState,
+    services: GMIServices,
+    turn_id: str,
+    text: str,
+    found: TurnContext,
+    on_sources: Callable[[list[RetrievedChunk]], Awaitable[None]],
+) -> str | None:
+    """Step 2: the RAG context for ``text`` (its sources put in ``found`` and announced)."""
+    augmentor = services.config.retrieval_augmentor
+    rag = rag_config(state.persona)
+    if augmentor is None or rag is None or not should_trigger_rag_retrieval(rag, text):
+        return None
+    state.record(ReasoningEntryType.RAG_QUERY_START, "retrieving context", None, turn_id)
+    ok, result = await _guarded(
+        state,
+        turn_id,
+        "retrieval",
+        lambda: augmentor.retrieve_context(text, retrieval_options(rag)),
+    )
+    if not ok:
+        return None
+    found.rag_sources = list(result.chunks)
+    state.record(
+        ReasoningEntryType.RAG_QUERY_RESULT,
+        f"retrieved {len(found.rag_sources)} chunks",
+        {"chunk_ids": [chunk.id for chunk in found.rag_sources]},
+        turn_id,
+    )
+    if found.rag_sources:
+        await on_sources(found.rag_sources)
+    return result.augmented_context or None
+
+
 async def after_turn(
-    gmi: GMI, turn_input: GMITurnInput, turn_id: str, response_text: str | None
+    state: GMIState,
+    services: GMIServices,
+    turn_input: GMITurnInput,
+    turn_id: str,
+    response_text: str | None,
 ) -> None:
     """Step 7 for a turn that ended without error: memory sync, ingestion, metaprompts."""
-    config = gmi._config
+    config = services.config
     text = user_text(turn_input) or None
     bridge = config.memory_bridge
     if bridge is not None:
@@ -146,12 +183,12 @@ async def after_turn(
             turn_input.session_id,
             text,
             response_text,
-            gmi.mood,
-            gmi.pad,
+            state.mood,
+            state.pad,
         )
-        await _guarded(gmi, turn_id, "memory sync", lambda: bridge.sync_for_turn(exchange))
+        await _guarded(state, turn_id, "memory sync", lambda: bridge.sync_for_turn(exchange))
     augmentor = config.retrieval_augmentor
-    rag = rag_config(gmi.persona)
+    rag = rag_config(state.persona)
     if (
         augmentor is not None
         and rag is not None
@@ -161,16 +198,26 @@ async def after_turn(
     ):
         document = await turn_summary_document(
             rag,
-            gmi_id=gmi.gmi_id,
+            gmi_id=state.gmi_id,
             turn_id=turn_id,
             user_text=text,
             response_text=response_text,
             summarizer=config.exchange_summarizer,
-            on_summary_failure=lambda exc: _warn(gmi, turn_id, "turn summary", exc),
+            on_summary_failure=lambda exc: _warn(state, turn_id, "turn summary", exc),
         )
         await _guarded(
-            gmi, turn_id, "turn-summary ingestion", lambda: augmentor.ingest_documents([document])
+            state, turn_id, "turn-summary ingestion", lambda: augmentor.ingest_documents([document])
         )
-    runner = gmi._metaprompt_runner
+    runner = services.metaprompt_runner
     if runner is not None:
-        await _guarded(gmi, turn_id, "metaprompts", lambda: runner.check_and_trigger(gmi, turn_id))
+        await _guarded(
+            state,
+            turn_id,
+            "metaprompts",
+            lambda: runner.check_and_trigger(
+                state,
+                turn_id,
+                provider_manager=services.provider_manager,
+                budget=config.budget,
+            ),
+        )

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import GMIOutput, GMIOutputChunk
-from agentos.gmi.turn_input import GMITurnInput
 
-if TYPE_CHECKING:
-    from agentos.gmi.gmi import GMI
+__all__ = ["GMITurnStream", "TurnTask"]
 
-__all__ = ["GMITurnStream"]
+TurnTask = Callable[["GMITurnStream"], Coroutine[Any, Any, None]]
+"""Runs a turn into the stream it is given (`GMITurnStream.emit`, then `GMITurnStream.finish`)."""
 
 
 _DONE = object()
@@ -31,10 +30,11 @@ _DONE = object()
 class GMITurnStream:
     """One turn's chunks (iterate once) and its output (``await output()``)."""
 
-    def __init__(self, gmi: GMI, turn_input: GMITurnInput) -> None:
+    def __init__(self, run: TurnTask) -> None:
+        """Start ``run`` (the GMI's turn) in a task of its own, feeding this stream."""
         self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
         self._output: asyncio.Future[GMIOutput] = asyncio.get_running_loop().create_future()
-        self._task = asyncio.create_task(gmi._run_turn(turn_input, self))
+        self._task = asyncio.create_task(run(self))
         self._finished = False
         self._held = False  # a chunk handed out whose consumer has not come back for the next
         self.usage: Callable[[], ModelUsage] = ModelUsage.zero
@@ -42,7 +42,13 @@ class GMITurnStream:
         failed attempts and a step stopped early (estimated, DESIGN §5.19). After `aclose()`,
         what the stopped turn used."""
 
-    async def _emit(self, chunk: GMIOutputChunk) -> None:
+    @property
+    def task(self) -> asyncio.Task[None]:
+        """The task that runs the turn (the GMI cancels it to abort or shut down the turn)."""
+        return self._task
+
+    async def emit(self, chunk: GMIOutputChunk) -> None:
+        """Hand ``chunk`` to the consumer; return once it is done with it (the turn calls it)."""
         await self._queue.put(chunk)
         await self._queue.join()  # until the consumer is done with it (see the module doc)
 

@@ -32,12 +32,13 @@ from agentos.core.messages import ImagePart, Message, Role, TextPart, ToolResult
 from agentos.llm.catalog import model_info
 from agentos.llm.model import CompletionOptions, ModelRequest, ToolDefinition
 from agentos.llm.providers._anthropic_schema import (
+    SCHEMA_WORDING,
     SchemaPlan,
     for_output_format,
     model_traits,
-    schema_instruction,
     schema_plan,
 )
+from agentos.llm.schema_prompt import schema_instruction
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -305,7 +306,7 @@ def _place_schema(
             )
             choice = {"type": "tool", "name": plan.tool_name}
         elif not options.schema_prompt_given:
-            system.append(schema_instruction(schema, options.schema_name))
+            system.append(schema_instruction(schema, options.schema_name, wording=SCHEMA_WORDING))
     elif options.json_mode:
         system.append(JSON_MODE_INSTRUCTION)
     return tools, choice

@@ -17,21 +17,21 @@ The per-model tables below are data that changes with Anthropic's releases.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from agentos.llm.model import CompletionOptions, SchemaRoute
+from agentos.llm.schema_prompt import SchemaWording
 
 __all__ = [
+    "SCHEMA_WORDING",
     "ModelTraits",
     "SchemaPlan",
     "fits_output_format",
     "for_output_format",
     "model_traits",
-    "schema_instruction",
     "schema_plan",
 ]
 
@@ -248,9 +248,15 @@ def for_output_format(schema: Any) -> Any:
     return out
 
 
-def schema_instruction(schema: dict[str, Any], name: str | None) -> str:
-    label = f" ({name})" if name else ""
-    return (
-        f"Respond only with JSON that matches this JSON schema{label}, with no other text "
-        f"and no Markdown code fence:\n{json.dumps(schema, ensure_ascii=False)}"
-    )
+SCHEMA_WORDING = SchemaWording(
+    "Respond only with JSON that matches this JSON schema{label}, with no other text and no "
+    "Markdown code fence",
+    sort_keys=False,
+)
+"""The words of the ``prompt`` route's schema message (`schema_instruction`).
+
+Not the neutral words: the route also serves schemas whose root is not an object (a forced
+tool needs one), so it asks for "JSON" rather than "a single JSON object"; Claude tends to
+wrap JSON in a Markdown fence unless told not to; and the schema keeps its own key order, as
+this adapter has always sent it (the provider tests pin the exact text).
+"""

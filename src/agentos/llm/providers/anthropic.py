@@ -55,13 +55,14 @@ from agentos.llm.providers._anthropic_request import (
     check_service_tier,
 )
 from agentos.llm.providers._anthropic_schema import (
+    SCHEMA_WORDING,
     SchemaPlan,
     model_traits,
-    schema_instruction,
     schema_plan,
 )
 from agentos.llm.providers._anthropic_stream import PROVIDER, StreamState
 from agentos.llm.providers._client_pool import ClientPool
+from agentos.llm.schema_prompt import schema_instruction
 
 if TYPE_CHECKING:
     import anthropic
@@ -190,7 +191,9 @@ class AnthropicModel:
         plan = self.schema_plan(options)
         if plan is None or plan.route != "prompt" or options.response_schema is None:
             return None
-        return schema_instruction(options.response_schema, options.schema_name)
+        return schema_instruction(
+            options.response_schema, options.schema_name, wording=SCHEMA_WORDING
+        )
 
     def check_options(self, options: CompletionOptions) -> None:
         """Refuse options this model cannot honour, before any call (see `ChatModel`).

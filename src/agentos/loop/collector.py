@@ -1,8 +1,8 @@
-"""`StepCollector`: what one model step streamed, for the loops that run steps.
+"""`StepCollector`: the record of what one model step streamed.
 
-The lightweight step loop (`generate_text`) and the GMI's turn loop both read a step's chunks
-from the completion gateway; each turns them into its own output, and both need the same
-record of the step: its text, tool calls, replay blocks, last usage report and finish chunk.
+The step loop (`agentos.loop.StepLoop`) reads a step's chunks from the completion gateway and
+keeps this record of them: the step's text, tool calls, replay blocks, last usage report and
+finish chunk, and the error the step ends with when it fails.
 """
 
 from __future__ import annotations
