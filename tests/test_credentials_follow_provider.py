@@ -29,7 +29,7 @@ from agentos import (
     gmi,
     stream_text,
 )
-from agentos.gmi import GMI, GMIConfig
+from agentos.gmi import GMI, GMIConfig, TurnOptions
 from agentos.llm import (
     FallbackLeg,
     GatewayDefaults,
@@ -538,8 +538,8 @@ async def test_a_gmi_turn_whose_preferred_model_names_another_provider_runs_ther
         persona(default_provider_id="openai", default_model_id="primary-model"),
         GMIConfig(gateway=gateway),
     )
-    options = {"options": {"preferred_model_id": "openrouter:router-model"}}
-    _, output = await run(gmi_, turn("Hi", metadata=options))
+    options = TurnOptions(preferred_model_id="openrouter:router-model")
+    _, output = await run(gmi_, turn("Hi", options=options))
     assert output.response_text == "there"
     _, output = await run(gmi_, turn("Hi again", turn_id="t2"))
     assert output.response_text == "primary"

@@ -1,7 +1,8 @@
 """The completion options a GMI forwards, and how they map onto `CompletionOptions`.
 
 Spec: gmi.md "Completion options" (FORWARDED_COMPLETION_OPTION_KEYS: the persona's
-defaultModelCompletionOptions, the turn's metadata.options over them, camelCase or snake_case).
+defaultModelCompletionOptions, camelCase or snake_case, and the turn's typed `TurnOptions` fields
+over them; the spec's metadata.options keys).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from agentos.gmi.options import (
     forwarded_options,
     to_completion_options,
 )
+from agentos.gmi.turn_options import TurnOptions
 from agentos.llm.model import CompletionOptions
 from agentos.persona import PersonaDefinition
 from agentos.persona.definition import ModelCompletionOptions
@@ -41,15 +43,22 @@ def test_the_sixteen_forwarded_keys_include_the_cache_tier_and_format_keys() -> 
     } <= set(FORWARDED_COMPLETION_OPTION_KEYS)
 
 
-def test_camel_case_turn_keys_are_read() -> None:
+def test_turn_options_are_typed_snake_case_fields_not_camel_case_keys() -> None:
+    # The turn's options are typed fields: the TypeScript camelCase names are not fields (only
+    # a persona file, written for the TypeScript runtime, is read in camelCase).
+    with pytest.raises(TypeError):
+        TurnOptions(promptCacheKey="user-7f3a")  # type: ignore[call-arg]
+    assert set(FORWARDED_COMPLETION_OPTION_KEYS) <= {
+        name for name in TurnOptions.__dataclass_fields__
+    }
     forwarded = forwarded_options(
         _persona(),
-        {
-            "promptCacheKey": "user-7f3a",
-            "promptCacheRetention": "24h",
-            "serviceTier": "flex",
-            "responseFormat": {"type": "json_object"},
-        },
+        TurnOptions(
+            prompt_cache_key="user-7f3a",
+            prompt_cache_retention="24h",
+            service_tier="flex",
+            response_format={"type": "json_object"},
+        ),
         has_tools=False,
     )
     assert forwarded == {
@@ -83,7 +92,7 @@ def test_the_turn_s_values_win_over_the_persona_s_key_by_key() -> None:
     )
     forwarded = forwarded_options(
         persona,
-        {"serviceTier": "flex", "response_format": {"type": "json_object"}},
+        TurnOptions(service_tier="flex", response_format={"type": "json_object"}),
         has_tools=False,
     )
     assert forwarded == {
@@ -96,7 +105,7 @@ def test_the_turn_s_values_win_over_the_persona_s_key_by_key() -> None:
 
 def test_a_turn_value_of_none_does_not_erase_the_persona_s() -> None:
     persona = _persona({"service_tier": "priority"})
-    forwarded = forwarded_options(persona, {"serviceTier": None}, has_tools=False)
+    forwarded = forwarded_options(persona, TurnOptions(service_tier=None), has_tools=False)
     assert forwarded == {"service_tier": "priority"}
 
 
@@ -144,7 +153,7 @@ def test_from_persona_and_turn_to_completion_options() -> None:
     persona = _persona({"promptCacheKey": "tutor", "serviceTier": "priority", "temperature": 0.3})
     forwarded = forwarded_options(
         persona,
-        {"serviceTier": "flex", "responseFormat": {"type": "json_object"}},
+        TurnOptions(service_tier="flex", response_format={"type": "json_object"}),
         has_tools=True,
     )
     assert to_completion_options(forwarded) == CompletionOptions(

@@ -14,6 +14,7 @@ from agentos.gmi import (
     GMIPrimeState,
     StepFinishedPayload,
     ToolResultPayload,
+    TurnOptions,
 )
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools import ToolOrchestrator
@@ -91,10 +92,16 @@ async def test_case_37_six_tool_requests_stop_after_five_model_calls() -> None:
 
 
 async def test_case_37_fail_closed_tool_error_ends_the_turn_with_tool_error() -> None:
+    @tool
+    async def echo() -> str:
+        """Still running when explode fails (the round's calls run concurrently, DESIGN §5.22)."""
+        await asyncio.Event().wait()
+        return "never"
+
     model = ScriptedModel([calls("explode", "echo"), "never"])
     gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([explode, echo]))
-    policy = {"executionPolicy": {"toolFailureMode": "fail_closed"}}
-    chunks, output = await run(gmi, turn(metadata=policy))
+    policy = TurnOptions(tool_failure_mode="fail_closed")
+    chunks, output = await run(gmi, turn(options=policy))
     types = [c.type for c in chunks]
     assert types[-4:] == [T.TOOL_RESULT, T.TOOL_RESULT, T.ERROR, T.FINAL_RESPONSE_MARKER]
     failed, skipped = (c.content for c in chunks if c.type is T.TOOL_RESULT)
@@ -124,6 +131,7 @@ async def test_fail_open_is_the_default_and_the_model_sees_the_error() -> None:
 async def test_shutdown_during_a_tool_round_answers_the_unfinished_calls() -> None:
     started = asyncio.Event()
     release = asyncio.Event()
+    quick_done = asyncio.Event()
 
     @tool
     async def slow() -> str:
@@ -132,8 +140,15 @@ async def test_shutdown_during_a_tool_round_answers_the_unfinished_calls() -> No
         await release.wait()
         return "late"
 
-    model = ScriptedModel([calls("slow", "echo")])
-    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([slow, echo]))
+    @tool
+    async def quick() -> str:
+        """Answers at once."""
+        quick_done.set()
+        return "early"
+
+    # The round's calls run concurrently (DESIGN §5.22): "quick" has run while "slow" waits.
+    model = ScriptedModel([calls("slow", "quick")])
+    gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([slow, quick]))
     stream = gmi.process_turn_stream(turn())
     seen: list[T] = []
 
@@ -143,10 +158,13 @@ async def test_shutdown_during_a_tool_round_answers_the_unfinished_calls() -> No
 
     reader = asyncio.create_task(consume())
     await started.wait()
+    await quick_done.wait()
     await gmi.shutdown()
     await reader
     assert seen[-4:] == [T.TOOL_RESULT, T.TOOL_RESULT, T.ERROR, T.FINAL_RESPONSE_MARKER]
     results = [m.tool_result for m in gmi.history.messages() if m.tool_result]
+    # Every call whose result was not handed on is answered as stopped, "quick" too though it
+    # ran: a result counts once handed on in call order, as a killed process would leave it.
     assert [(r.tool_call_id, r.is_error) for r in results] == [("c0", True), ("c1", True)]
     assert gmi.state is GMIPrimeState.SHUTDOWN
 

@@ -17,6 +17,7 @@ from agentos.gmi import (
     ReasoningTrace,
     StepFinishedPayload,
     ToolResultPayload,
+    TurnOptions,
 )
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools import ToolOrchestrator
@@ -26,8 +27,8 @@ from fakes.gmi_helpers import make_gmi, persona, run, turn
 T = GMIOutputChunkType
 
 
-def _input(text: str = "hi", **metadata: Any) -> GMITurnInput:
-    return turn(text, metadata=metadata)
+def _input(text: str = "hi", **options: Any) -> GMITurnInput:
+    return turn(text, options=TurnOptions(**options))
 
 
 @tool
@@ -175,7 +176,7 @@ async def test_forwarded_options_turn_over_persona_and_nothing_of_its_own() -> N
     )
     model = ScriptedModel(["a", "b"])
     gmi = await make_gmi(model, persona=chosen)
-    await run(gmi, _input(options={"temperature": 0.5, "maxTokens": 99, "seed": 3}))
+    await run(gmi, _input(temperature=0.5, max_tokens=99))  # seed: not a TurnOptions field
     sent = model.requests[0]
     assert sent.tools == []
     options = sent.options
@@ -192,7 +193,7 @@ async def test_tool_choice_auto_only_with_tools() -> None:
     gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([lookup]))
     await run(gmi, _input())
     assert model.requests[0].options.tool_choice == "auto"
-    await run(gmi, _input("x", options={"tool_choice": "required"}))
+    await run(gmi, _input("x", tool_choice="required"))
     assert model.requests[1].options.tool_choice == "required"
 
 

@@ -10,9 +10,10 @@ from agentos.gmi import (
     GMIMood,
     GMIOutputChunkType,
     GMIPrimeState,
+    RagRetrievalOptions,
     ReasoningEntryType,
-    RetrievalOptions,
     RetrievedChunk,
+    TurnOptions,
 )
 from agentos.persona import PersonaDefinition
 from agentos.testing import ScriptedModel, ScriptStep
@@ -62,10 +63,10 @@ async def test_case_36_prompt_assembly_from_metadata_and_merged_preferences() ->
         turn(
             "compare them",
             user_context_override={"preferences": {"verbosity": "high"}},
-            metadata={
-                "longTermMemoryContext": "The user prefers Python.",
-                "skillPromptContext": "Skill: comparisons.",
-            },
+            options=TurnOptions(
+                long_term_memory_context="The user prefers Python.",
+                skill_prompt_context="Skill: comparisons.",
+            ),
         ),
     )
     assert gmi.user_context["preferences"] == {
@@ -89,12 +90,12 @@ async def test_system_prompts_ordered_by_priority_once_per_user_turn() -> None:
         gmi,
         turn(
             "go",
-            metadata={
-                "prompt_profile": {"system_instructions": "Profile."},
-                "skill_prompt_context": "Skills.",
-                "capability_discovery": {"prompt_context": "Tools: echo."},
-                "rolling_summary": {"text": "Earlier: hello."},
-            },
+            options=TurnOptions(
+                prompt_profile="Profile.",
+                skill_prompt_context="Skills.",
+                capability_discovery="Tools: echo.",
+                rolling_summary="Earlier: hello.",
+            ),
         ),
     )
     expected = [
@@ -182,7 +183,7 @@ async def test_retrieval_emits_rag_sources_first_and_feeds_the_first_call_only()
     chunks_out, output = await run(gmi, turn("Where is Paris?"))
     assert chunks_out[0].type is T.RAG_SOURCES_AVAILABLE
     assert chunks_out[0].content == chunks
-    assert augmentor.queries == [("Where is Paris?", RetrievalOptions(3, ("wiki",), "hybrid"))]
+    assert augmentor.queries == [("Where is Paris?", RagRetrievalOptions(3, ("wiki",), "hybrid"))]
     assert output.rag_sources == chunks
     assert "Context: Paris is in France." in system_texts(model, 0)
     assert "Context: Paris is in France." not in system_texts(model, 1)
@@ -262,7 +263,9 @@ async def test_memory_bridge_context_and_sync_with_the_gmis_mood() -> None:
     model = ScriptedModel(["Tea it is."])
     chosen = persona(mood_adaptation={"enabled": True, "default_mood": "focused"})
     gmi = await make_gmi(model, persona=chosen, memory_bridge=bridge)
-    await run(gmi, turn("What should I drink?", metadata={"long_term_memory_context": "LTM."}))
+    await run(
+        gmi, turn("What should I drink?", options=TurnOptions(long_term_memory_context="LTM."))
+    )
     [(query, mood, _pad, budget)] = bridge.asked
     assert (query, mood, budget) == ("What should I drink?", GMIMood.FOCUSED, 1600)
     assert system_texts(model)[-1] == "Memory: likes tea.\n\n---\n\nLTM."
@@ -304,7 +307,7 @@ async def test_cache_diagnostics_on_every_step_each_naming_the_previous_response
         ]
     )
     gmi = await make_gmi(model, tool_orchestrator=ToolOrchestrator([echo]))
-    await run(gmi, turn(metadata={"options": {"cacheDiagnostics": {"previousMessageId": "msg_0"}}}))
+    await run(gmi, turn(options=TurnOptions(cache_diagnostics=CacheDiagnosticsRequest("msg_0"))))
     sent = [r.options.cache_diagnostics for r in model.requests]
     assert sent == [CacheDiagnosticsRequest("msg_0"), CacheDiagnosticsRequest("msg_1")]
     plain = ScriptedModel(["x"])
@@ -317,7 +320,11 @@ async def test_a_memory_provider_context_follows_every_other_system_prompt() -> 
     gmi = await make_gmi(model)
     await run(
         gmi,
-        turn(metadata={"memory_provider_context": "User likes tea.", "skill_prompt_context": "S."}),
+        turn(
+            options=TurnOptions(
+                memory_provider_context="User likes tea.", skill_prompt_context="S."
+            )
+        ),
     )
     assert system_texts(model) == ["You are P.", "S.", "User likes tea."]
 
@@ -327,7 +334,7 @@ async def test_a_memory_provider_context_follows_every_other_system_prompt() -> 
 CARD = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
-STRUCTURED = {"options": {"response_schema": CARD, "schema_name": "card"}}
+STRUCTURED = TurnOptions(response_schema=CARD, schema_name="card")
 
 
 def _schema_text(model: ScriptedModel) -> str:
@@ -348,7 +355,7 @@ async def test_a_hop_without_a_schema_payload_shows_the_hook_the_schema_message(
         seen.append([(m.role, m.text) for m in info.messages])
 
     gmi = await make_gmi(model, before_model_call=hook)
-    await run(gmi, turn("who?", metadata=STRUCTURED))
+    await run(gmi, turn("who?", options=STRUCTURED))
     instruction = _schema_text(model)
     assert seen[0] == [
         (Role.SYSTEM, "You are P."),
@@ -371,7 +378,7 @@ async def test_a_hook_that_removes_the_schema_message_removes_it() -> None:
         return [m for m in info.messages if m.text != instruction]
 
     gmi = await make_gmi(model, before_model_call=hook)
-    await run(gmi, turn("who?", metadata=STRUCTURED))
+    await run(gmi, turn("who?", options=STRUCTURED))
     assert [m.text for m in model.requests[0].messages] == ["You are P.", "who?"]
 
 
@@ -385,7 +392,7 @@ async def test_a_hop_whose_payload_carries_the_schema_gets_no_schema_message() -
         seen.append(len(info.messages))
 
     gmi = await make_gmi(model, before_model_call=hook)
-    await run(gmi, turn("who?", metadata=STRUCTURED))
+    await run(gmi, turn("who?", options=STRUCTURED))
     assert seen == [2]
     assert system_texts(model) == ["You are P."]
     assert not model.requests[0].options.schema_prompt_given
@@ -420,7 +427,7 @@ async def test_a_fallback_hop_without_a_schema_payload_gets_the_message_before_i
 
     gmi = GMI("g-schema")
     await gmi.initialize(persona(), GMIConfig(gateway=gateway, before_model_call=hook))
-    await run(gmi, turn("who?", metadata=STRUCTURED))
+    await run(gmi, turn("who?", options=STRUCTURED))
     instruction = _schema_text(backup)
     assert seen == [(0, ["You are P."]), (1, ["You are P.", instruction])]
     assert [m.text for m in backup.requests[0].messages].count(instruction) == 1

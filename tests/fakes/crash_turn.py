@@ -58,6 +58,9 @@ KILL_POINTS = MODEL_POINTS + WRITE_POINTS
 
 IN_PROCESS = {
     **{point: point for point in MODEL_POINTS},
+    # A round's calls start together (DESIGN §5.22): a kill inside b comes before a's result
+    # is stored, as a stop inside a does.
+    "in_tool_b": "in_tool_a",
     # A step is finished when its write committed: a kill inside that write is a failure
     # before the step finished.
     "write_1": "before_call_0",

@@ -16,7 +16,7 @@ from agentos.gmi import (
     GMITurnInput,
     IngestedDocument,
     PADState,
-    RetrievalOptions,
+    RagRetrievalOptions,
     RetrievalResult,
     RetrievedChunk,
     TurnExchange,
@@ -42,7 +42,7 @@ async def make_gmi(model: ChatModel, **config: Any) -> GMI:
 
 
 def turn(text: str = "hi", turn_id: str = "t1", **fields: Any) -> GMITurnInput:
-    """A text turn of user ``u1``; ``metadata=`` and the other GMITurnInput fields pass through."""
+    """A text turn of user ``u1``; ``options=`` and the other GMITurnInput fields pass through."""
     return GMITurnInput(interaction_id=turn_id, user_id="u1", content=text, **fields)
 
 
@@ -83,10 +83,10 @@ class FakeAugmentor:
     chunks: Sequence[RetrievedChunk] = ()
     context: str = ""
     fail: bool = False
-    queries: list[tuple[str, RetrievalOptions]] = field(default_factory=list)
+    queries: list[tuple[str, RagRetrievalOptions]] = field(default_factory=list)
     ingested: list[IngestedDocument] = field(default_factory=list)
 
-    async def retrieve_context(self, query: str, options: RetrievalOptions) -> RetrievalResult:
+    async def retrieve_context(self, query: str, options: RagRetrievalOptions) -> RetrievalResult:
         self.queries.append((query, options))
         if self.fail:
             raise RuntimeError("index offline")

@@ -7,8 +7,8 @@ from agentos.api.agent_hooks import (
     SKIP_TOOL,
     AfterGenerationContext,
     BeforeGenerationContext,
+    BeforeToolExecutionContext,
     HookWarning,
-    ToolExecutionContext,
 )
 from agentos.api.agent_options import GENERATE_CALL_OPTIONS
 from agentos.api.agent_session import SESSION_CALL_OPTIONS, AgentSession
@@ -62,6 +62,7 @@ __all__ = [
     "AgentOSWarning",
     "AgentSession",
     "BeforeGenerationContext",
+    "BeforeToolExecutionContext",
     "CognitionConfig",
     "ErrorPart",
     "FinishPart",
@@ -79,7 +80,6 @@ __all__ = [
     "TextDeltaPart",
     "TextOptions",
     "ToolCallPart",
-    "ToolExecutionContext",
     "ToolResultPart",
     "UnappliedOptionsWarning",
     "agent",

@@ -27,7 +27,8 @@ from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionH
 
 from .agent_export import AgentExport, export_agent_config, exported_config
 from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
-from .agent_session import AgentSession, AgentTurn, TurnSettings, UsageTally
+from .agent_session import AgentSession, UsageTally
+from .agent_turn import AgentTurn, TurnSettings
 from .call_checks import check_call_options, check_prompt, check_session_ids, tools_option
 from .capability_contract import warn_unapplied
 from .generate import DEFAULT_MAX_STEPS, TextOptions

@@ -22,10 +22,11 @@ import inspect
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from agentos.core.messages import Message, Role, ToolCall
 from agentos.llm.model import ToolDefinition
+from agentos.loop import ModelCallInfo, StepInfo
 
 from .warnings import AgentOSWarning
 
@@ -33,8 +34,8 @@ __all__ = [
     "SKIP_TOOL",
     "AfterGenerationContext",
     "BeforeGenerationContext",
+    "BeforeToolExecutionContext",
     "HookWarning",
-    "ToolExecutionContext",
     "wrap_after_generation",
     "wrap_before_generation",
     "wrap_before_tool",
@@ -80,7 +81,7 @@ class AfterGenerationContext:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolExecutionContext:
+class BeforeToolExecutionContext:
     """What ``on_before_tool_execution`` is told about a call."""
 
     name: str
@@ -89,57 +90,19 @@ class ToolExecutionContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class _ModelCallView(Protocol):
-    """What a wrapped ``before_model_call`` reads of its info.
-
-    The step loop's `agentos.loop.ModelCallInfo` and the GMI's (until the GMI runs on the loop)
-    both give it.
-    """
-
-    @property
-    def messages(self) -> list[Message]: ...
-    @property
-    def system(self) -> str: ...
-    @property
-    def tools(self) -> list[ToolDefinition]: ...
-    @property
-    def model_id(self) -> str: ...
-    @property
-    def provider_id(self) -> str: ...
-    @property
-    def step_index(self) -> int: ...
-
-
-class _StepView(Protocol):
-    """What a wrapped ``after_model_step`` reads of its info (the loop's `StepInfo`, the GMI's)."""
-
-    @property
-    def text(self) -> str: ...
-    @property
-    def tool_calls(self) -> list[ToolCall]: ...
-    @property
-    def step_index(self) -> int: ...
-    @property
-    def finish_reason(self) -> str: ...
-    @property
-    def model_id(self) -> str: ...
-    @property
-    def provider_id(self) -> str: ...
-
-
 def _warn(name: str, why: str) -> None:
     warnings.warn(HookWarning(f"{name} {why}; the turn goes on without it"), stacklevel=2)
 
 
 def wrap_before_generation(
     hook: Callable[[BeforeGenerationContext], Any],
-) -> Callable[[_ModelCallView], Sequence[Message] | None]:
-    """The ``before_model_call`` (the step loop's, the GMI's) running ``hook``.
+) -> Callable[[ModelCallInfo], Sequence[Message] | None]:
+    """The step loop's ``before_model_call`` (the light path's, the GMI's) running ``hook``.
 
     It runs while the prompt is built, so it must be sync; an async hook is warned about.
     """
 
-    def before(info: _ModelCallView) -> Sequence[Message] | None:
+    def before(info: ModelCallInfo) -> Sequence[Message] | None:
         prompt = next((m.text for m in reversed(info.messages) if m.role is Role.USER), "")
         context = BeforeGenerationContext(
             list(info.messages),
@@ -173,10 +136,10 @@ def wrap_before_generation(
 
 def wrap_after_generation(
     hook: Callable[[AfterGenerationContext], Any],
-) -> Callable[[_StepView], Awaitable[str | None]]:
-    """The ``after_model_step`` (the step loop's, the GMI's) running ``hook``."""
+) -> Callable[[StepInfo], Awaitable[str | None]]:
+    """The step loop's ``after_model_step`` (the light path's, the GMI's) running ``hook``."""
 
-    async def after(info: _StepView) -> str | None:
+    async def after(info: StepInfo) -> str | None:
         context = AfterGenerationContext(
             info.text,
             list(info.tool_calls),
@@ -201,12 +164,12 @@ def wrap_after_generation(
 
 
 def wrap_before_tool(
-    hook: Callable[[ToolExecutionContext], Any],
+    hook: Callable[[BeforeToolExecutionContext], Any],
 ) -> Callable[[ToolCall], Awaitable[ToolCall | None]]:
-    """The ``before_tool_call`` (the step loop's, the GMI's) running ``hook``."""
+    """The step loop's ``before_tool_call`` (the light path's, the GMI's) running ``hook``."""
 
     async def before(call: ToolCall) -> ToolCall | None:
-        context = ToolExecutionContext(call.name, dict(call.arguments), call.id)
+        context = BeforeToolExecutionContext(call.name, dict(call.arguments), call.id)
         try:
             returned = hook(context)
             if inspect.isawaitable(returned):

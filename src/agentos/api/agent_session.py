@@ -4,61 +4,33 @@ Spec (the first table, "Per-session state" of the lightweight helpers; the parag
 the path without a GMI keeps each session's message history in process memory, unless the agent
 was built with ``history=False``, and sends the whole of it with every turn, where a GMI's
 prompt engine would give it 35 % of the window. A request that does not fit the window of a
-model the catalog knows is refused with `ContextWindowExceededError` before it is sent.
+model the catalog knows is refused with `ContextWindowExceededError` before it is sent
+(`agentos.api.context_window`).
 
-A turn (`AgentTurn`) runs `stream_text()` with the agent's system prompt, tools and model
-settings, the session's history as ``messages``, and the memory provider's context. Only a turn
-that ends without error is written to the history (the user's message and the messages the turn
-added, as one block) and observed by the memory provider. One turn runs at a time per session.
+A turn is an `AgentTurn` (`agentos.api.agent_turn`); only a turn that ends without error is
+written to the history and observed by the memory provider. One turn runs at a time per session.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
-from agentos.gmi.prompt_engine import ContextWindowExceededError
-from agentos.llm import catalog
-from agentos.llm.model import ModelRequest, closing_stream
-from agentos.llm.resolve import resolve_model
-from agentos.llm.token_estimate import estimate_prompt_tokens
 from agentos.storage.history_events import HistoryEvent
 from agentos.storage.session_history import SessionHistoryBuffer
 
-from .call_checks import check_prompt, tools_option
-from .generate import DEFAULT_COT_INSTRUCTION, TextOptions, stream_text
-from .memory_provider import fetch_memory_context, insert_memory_context, observe_turn
-from .results import ErrorPart, FinishPart, GenerateTextResult, StreamPart
+from .agent_turn import AgentTurn, TurnSettings
+from .call_checks import check_prompt
+from .generate import TextOptions
+from .results import GenerateTextResult
 from .stream_result import StreamTextResult
 
-__all__ = [
-    "SESSION_CALL_OPTIONS",
-    "AgentSession",
-    "AgentTurn",
-    "TurnSettings",
-    "UsageTally",
-    "check_context_window",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class TurnSettings:
-    """What every turn of one agent shares: built once, when the agent is.
-
-    ``text_options`` are the agent's `generate_text()` options (model, gateway, tools,
-    ``max_steps``, ``chain_of_thought``, budget, ledger, output cap) with ``system`` set to the
-    agent's system prompt; a call's options are laid over them.
-    """
-
-    text_options: TextOptions
-    memory_provider: object = None
-    memory_timeout_ms: float = 5_000.0
+__all__ = ["SESSION_CALL_OPTIONS", "AgentSession", "UsageTally"]
 
 
 @dataclass(slots=True)
@@ -73,184 +45,6 @@ class UsageTally:
         self.total = self.total + usage
         if session_id is not None:
             self.sessions[session_id] = self.sessions.get(session_id, ModelUsage.zero()) + usage
-
-
-def check_context_window(prompt: str | list[ContentPart], options: TextOptions) -> None:
-    """Refuse a request that does not fit the primary model's window, before it is sent.
-
-    The request is what `stream_text()` would send first: the system prompt (with the reasoning
-    instruction when tools are offered), ``messages`` and the prompt, and the tool definitions
-    (none on a structured call), estimated at characters / 4. Only a model the catalog knows
-    is checked (an unknown model's window is a guess), and only the primary: a provider that
-    cannot be set up is left for `stream_text()` to report. Raises `ContextWindowExceededError`
-    (``GMI_CONTEXT_ERROR``; ``details`` holds ``provider``, ``model``, ``context_window`` and
-    ``required_tokens``).
-    """
-    ids = _primary_ids(options)
-    if ids is None:
-        return
-    provider_id, model_id = ids
-    info = catalog.model_info(provider_id, model_id)
-    if info is None:
-        return
-    tools = tools_option(options.get("tools"))
-    structured = options.get("response_schema") is not None
-    system = options.get("system") or ""
-    chain = options.get("chain_of_thought", False)
-    if tools and chain:
-        instruction = chain if isinstance(chain, str) else DEFAULT_COT_INSTRUCTION
-        system = f"{instruction}\n\n{system}"
-    messages = [Message.system(system)] if system.strip() else []
-    messages.extend(options.get("messages") or ())
-    messages.append(Message.user(prompt))
-    definitions = [] if structured else [tool.definition() for tool in tools]
-    required = estimate_prompt_tokens(ModelRequest(messages, definitions))
-    if required > info.context_window:
-        raise ContextWindowExceededError(
-            f"the request needs about {required} tokens with the whole session history, more "
-            f"than the {info.context_window}-token context window of {provider_id}:{model_id}; "
-            "clear() or reseed() the session, or lower history.max_tokens",
-            {
-                "provider": provider_id,
-                "model": model_id,
-                "context_window": info.context_window,
-                "required_tokens": required,
-            },
-            component="agent",
-        )
-
-
-def _primary_ids(options: TextOptions) -> tuple[str, str] | None:
-    model = options.get("model")
-    if model is not None and not isinstance(model, str):
-        return model.provider_id, model.model_id
-    try:
-        # Resolving builds an adapter but sends nothing; the gateway resolves it again per call.
-        resolved = resolve_model(
-            options.get("provider"),
-            model,
-            api_key=options.get("api_key"),
-            base_url=options.get("base_url"),
-        )
-    except Exception:  # a provider that cannot be set up: stream_text() reports it
-        return None
-    return resolved.provider_id, resolved.model_id
-
-
-class AgentTurn:
-    """One turn of a plain agent: a session's ``send()`` / ``stream()``, or ``generate()``.
-
-    A `Run` for `StreamTextResult`. It waits for the session's previous turn (``lock``), gets
-    the memory provider's context, checks the window, then streams `stream_text()`'s parts.
-    Usage is counted whether the turn succeeds or fails (billed failed attempts included).
-    """
-
-    def __init__(
-        self,
-        settings: TurnSettings,
-        prompt: str | list[ContentPart],
-        call_options: TextOptions,
-        *,
-        history: SessionHistoryBuffer | None = None,
-        lock: asyncio.Lock | None = None,
-        session_id: str | None = None,
-        user_id: str | None = None,
-        on_usage: Callable[[ModelUsage], None] | None = None,
-        check_open: Callable[[], None] | None = None,
-    ) -> None:
-        self._settings = settings
-        self._prompt = prompt
-        self._call_options = call_options
-        self._history = history
-        self._lock = lock
-        self._session_id = session_id
-        self._user_id = user_id
-        self._on_usage = on_usage
-        self._check_open = check_open
-        self._result: GenerateTextResult | None = None
-        self._usage = ModelUsage.zero()
-
-    async def parts(self) -> AsyncIterator[StreamPart]:
-        """The turn's parts; raises its failure (after counting its usage)."""
-        lock: contextlib.AbstractAsyncContextManager[Any] = (
-            self._lock if self._lock is not None else contextlib.nullcontext()
-        )
-        async with lock:
-            if self._check_open is not None:
-                self._check_open()
-            async with closing_stream(self._run()) as parts:
-                async for part in parts:
-                    yield part
-
-    async def _run(self) -> AsyncIterator[StreamPart]:
-        settings = self._settings
-        # Begun before the model runs, so a clear() or reseed() during the turn discards it.
-        # Under the session's lease, on the store's current history (DESIGN.md §5.21).
-        writer = await self._history.start_turn() if self._history is not None else None
-        user = Message.user(self._prompt)
-        kept = False
-        try:
-            earlier = self._history.prompt_messages() if self._history is not None else []
-            context = await fetch_memory_context(
-                settings.memory_provider,
-                user.text,
-                timeout_ms=settings.memory_timeout_ms,
-                session_id=self._session_id,
-                user_id=self._user_id,
-            )
-            # The leading system message is the agent's prompt (``system``); the context goes
-            # after it and after any system messages the history starts with.
-            messages = insert_memory_context(earlier, context)
-            options = cast(
-                "TextOptions", {**settings.text_options, **self._call_options, "messages": messages}
-            )
-            # A blank user id is anonymous (spec: '' is an anonymous id): none is sent.
-            if self._user_id and self._user_id.strip() and "user_id" not in options:
-                options["user_id"] = self._user_id
-            check_context_window(self._prompt, options)
-            inner = stream_text(self._prompt, **options)
-            error: Exception | None = None
-            async with closing_stream(inner.full_stream) as inner_parts:
-                async for part in inner_parts:
-                    if isinstance(part, FinishPart):
-                        self._count(part.usage)
-                    elif isinstance(part, ErrorPart):
-                        error = part.error  # its FinishPart, with the usage, follows
-                    else:
-                        yield part
-            if error is not None:
-                raise error
-            result = await inner.result
-            if writer is not None:
-                await writer.add([user, *result.response_messages])
-                await writer.commit()
-            kept = True
-            self._result = result
-            await observe_turn(
-                settings.memory_provider,
-                user.text,
-                result.text,
-                session_id=self._session_id,
-                user_id=self._user_id,
-            )
-        finally:
-            if writer is not None and not kept:
-                await writer.discard()  # the legacy path keeps nothing of a failed turn
-
-    def _count(self, usage: ModelUsage) -> None:
-        self._usage = usage
-        if self._on_usage is not None:
-            self._on_usage(usage)
-
-    def result(self) -> GenerateTextResult:
-        """The finished turn's result."""
-        if self._result is None:
-            raise GMIError("the turn has not finished", GMIErrorCode.INVALID_STATE)
-        return self._result
-
-    def usage(self) -> ModelUsage:
-        """The turn's usage so far."""
-        return self._usage
 
 
 SESSION_CALL_OPTIONS: frozenset[str] = frozenset(

@@ -165,6 +165,15 @@ def check_call_options(options: Mapping[str, Any]) -> None:
     a pydantic model or a JSON schema of an object, and ``schema_name``, ``block_label``,
     ``user_id``, ``provider``, ``model``, ``usage_ledger`` and ``abort_signal`` of the wrong type.
     """
+    _check_sampling(options)
+    cache_diagnostics_request(options.get("cache_diagnostics"))
+    check_completion_settings(options)
+    _check_behaviour(options)
+    _check_value_types(options)
+
+
+def _check_sampling(options: Mapping[str, Any]) -> None:
+    """The sampling numbers, the step and token limits, ``seed`` and ``stop``."""
     get = options.get
     _check_number("temperature", get("temperature"), 0.0, 2.0)
     _check_number("top_p", get("top_p"), 0.0, 1.0)
@@ -187,8 +196,11 @@ def check_call_options(options: Mapping[str, Any]) -> None:
         or not all(isinstance(s, str) for s in stop)
     ):
         invalid("stop", "must be a list of strings")
-    cache_diagnostics_request(get("cache_diagnostics"))
-    check_completion_settings(options)
+
+
+def _check_behaviour(options: Mapping[str, Any]) -> None:
+    """The hooks, ``chain_of_thought``, ``tools`` and ``messages``."""
+    get = options.get
     for name in _HOOKS:
         hook = get(name)
         if hook is not None and not callable(hook):
@@ -199,6 +211,11 @@ def check_call_options(options: Mapping[str, Any]) -> None:
     if get("tools") is not None:
         tools_option(get("tools"))
     _check_messages(get("messages"))
+
+
+def _check_value_types(options: Mapping[str, Any]) -> None:
+    """The options that take one type: strings, the schema, model, ledger, signal, choice."""
+    get = options.get
     for name in ("schema_name", "block_label", "user_id", "provider", "api_key", "base_url"):
         value = get(name)
         if value is not None and not isinstance(value, str):

@@ -30,7 +30,7 @@ from agentos.tools.tool import Tool
 from .agent_hooks import (
     AfterGenerationContext,
     BeforeGenerationContext,
-    ToolExecutionContext,
+    BeforeToolExecutionContext,
     wrap_after_generation,
     wrap_before_generation,
     wrap_before_tool,
@@ -134,7 +134,7 @@ class TextOptions(TypedDict, total=False):
     cache: bool | Literal["5m", "1h"] | None
     on_before_generation: Callable[[BeforeGenerationContext], Any] | None
     on_after_generation: Callable[[AfterGenerationContext], Any] | None
-    on_before_tool_execution: Callable[[ToolExecutionContext], Any] | None
+    on_before_tool_execution: Callable[[BeforeToolExecutionContext], Any] | None
 
 
 _OPTION_NAMES = frozenset(TextOptions.__annotations__)

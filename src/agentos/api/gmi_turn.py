@@ -7,7 +7,9 @@ ever sent), writes the turn's input, each model step the turn finishes and each 
 the store as they come (a step's tool calls and thinking blocks with it; a result as soon as it
 is recorded, so a process killed mid-round leaves exactly the results it had, which the next
 opening completes as a stopped round would), and folds the GMI's chunks into the stream
-parts of `stream_text()`. The turn's messages land as one block when it ends. A turn that fails
+parts of `stream_text()`. The send options reach the GMI as one typed `TurnOptions`
+(`send_turn_options()`), and the GMI's error reaches the caller as the `GMIError` it raised.
+The turn's messages land as one block when it ends. A turn that fails
 keeps the steps it finished, its last message marked partial; one that fails before any step
 finished keeps nothing. A consumer that stops reading stops the turn and aborts its model
 call; what it finished stays, marked partial, and the turn's usage counts the stopped step with
@@ -20,22 +22,30 @@ import asyncio
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import GMIOutput, GMIOutputChunkType, StepFinishedPayload
+from agentos.gmi.chunks import (
+    GMIOutput,
+    GMIOutputChunk,
+    GMIOutputChunkType,
+    StepFinishedPayload,
+    ToolResultPayload,
+)
 from agentos.gmi.gmi import GMI
-from agentos.gmi.prompt_engine import ContextWindowExceededError
 from agentos.gmi.turn_input import GMITurnInput
+from agentos.gmi.turn_options import TurnOptions
+from agentos.gmi.turn_stream import GMITurnStream
 from agentos.llm.budget import BudgetLike
 from agentos.llm.model import FinishReason
 from agentos.storage.session_history import SessionHistoryBuffer
 from agentos.storage.turn_writer import TurnWriter
 
 from .abort import AbortSignal, abort_reason, is_aborted, wait_aborted
+from .call_checks import cache_diagnostics_request
 from .gateway_factory import CALL_BUDGET
 from .results import (
     GenerateTextResult,
@@ -48,17 +58,69 @@ from .results import (
 )
 from .structured import ObjectGenerationError, StructuredSpec
 
-__all__ = ["GmiTurnRun", "TurnFinished"]
+__all__ = ["GmiTurnRun", "TurnFinished", "send_turn_options"]
 
 TurnFinished = Callable[[GMIOutput | None, BaseException | None, ModelUsage], Awaitable[None]]
 """Told when a turn ends: its output (or the error that ended it) and what it used, billed
 failed attempts and the steps of a failed turn included."""
 
 
+def send_turn_options(options: Mapping[str, Any], end_user_id: str | None = None) -> TurnOptions:
+    """The typed options of a turn from its checked send options (`agentos.api.call_checks`).
+
+    ``options`` holds the forwarded send keys (``temperature``, ``max_tokens``, ``top_p``,
+    ``tool_choice``, ``request_timeout``, ``cache``, ``cache_diagnostics``) and the structured
+    spec's ``response_schema`` / ``schema_name``; a blank ``end_user_id`` is anonymous and sends
+    none.
+    """
+    return TurnOptions(
+        temperature=options.get("temperature"),
+        max_tokens=options.get("max_tokens"),
+        top_p=options.get("top_p"),
+        tool_choice=options.get("tool_choice"),
+        request_timeout=options.get("request_timeout"),
+        cache=options.get("cache"),
+        cache_diagnostics=cache_diagnostics_request(options.get("cache_diagnostics")),
+        response_schema=options.get("response_schema"),
+        schema_name=options.get("schema_name"),
+        end_user_id=end_user_id if end_user_id and end_user_id.strip() else None,
+    )
+
+
+class _HistoryFlush:
+    """Moves what the GMI added to its history to the turn's messages and its store writer.
+
+    What was added since the last flush, less the user message the GMI recorded (the store got
+    the turn's input first). Identity, not position: the history window may have trimmed older
+    messages when the input was recorded.
+    """
+
+    def __init__(self, gmi: GMI, added: list[Message], block_label: str | None) -> None:
+        self._gmi = gmi
+        self._added = added
+        self._label = block_label
+        self._seen = {id(m) for m in gmi.history.messages()}
+        self._input_seen = False
+        self.writer: TurnWriter | None = None
+
+    async def __call__(self) -> None:
+        new = [m for m in self._gmi.history.messages() if id(m) not in self._seen]
+        self._seen.update(id(m) for m in new)
+        if not self._input_seen and new and new[0].role is Role.USER:
+            new = new[1:]
+            self._input_seen = True
+        if self._label is not None:
+            new = [_labelled(m, self._label) for m in new]
+        self._added.extend(new)
+        if self.writer is not None and new:
+            await self.writer.add(new)
+
+
 class GmiTurnRun:
     """One turn of a session's GMI: iterate `parts()` once, then read `result()`.
 
-    ``gmi`` gives the GMI when the turn starts (a session builds its GMI on first use).
+    ``gmi`` gives the GMI when the turn starts (a session builds its GMI on first use);
+    ``options`` are the checked send options the GMI gets as `send_turn_options()` types them.
     """
 
     def __init__(
@@ -83,10 +145,7 @@ class GmiTurnRun:
         self._input = user_message
         self._user_id = user_id
         self._session_id = session_id
-        self._options = options
-        self._metadata: dict[str, Any] = {"options": dict(options)}
-        if end_user_id and end_user_id.strip():  # a blank id is anonymous: none is sent
-            self._metadata["end_user_id"] = end_user_id
+        self._turn_options = send_turn_options(options, end_user_id)
         self._after = after
         self._structured = structured
         self._abort_signal = abort_signal
@@ -98,6 +157,7 @@ class GmiTurnRun:
         self._added: list[Message] = []
         self._usage = ModelUsage.zero()
         self._output: GMIOutput | None = None
+        self._error: GMIError | None = None
 
     @staticmethod
     async def _watch(gmi: GMI, signal: AbortSignal | asyncio.Event) -> None:
@@ -133,42 +193,62 @@ class GmiTurnRun:
         if signal is not None and is_aborted(signal):
             raise abort_reason(signal)  # a send whose signal has already aborted starts no turn
         gmi = await self._gmi_for_turn()  # built (or rebuilt after a failed build) now
+        turn_input = await self._turn_input()
+        writer = await self._start_store(gmi)
+        flush = _HistoryFlush(gmi, self._added, self._block_label)
+        flush.writer = writer
+        stream = await self._start(gmi, turn_input, writer)
+        watcher = asyncio.create_task(self._watch(gmi, signal)) if signal is not None else None
+        finished = False
+        try:
+            async for part in self._fold(stream, flush):
+                yield part
+            await self._settle(stream, flush)
+            finished = True
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+            await self._end(stream, flush, finished=finished)
+
+    async def _turn_input(self) -> GMITurnInput:
+        """The GMI's input: the user's content, the typed options, the memory provider's text."""
+        options = self._turn_options
         if self._context is not None:
             provided = await self._context(self._input.text)
             if provided:
-                self._metadata["memory_provider_context"] = provided
-        writer: TurnWriter | None = None
-        if self._history is not None:
-            writer = await self._history.start_turn(name=self._session_id)
-            try:
-                await gmi.replace_history(self._history.prompt_messages())
-                stored_input = self._input
-                if self._block_label is not None:
-                    stored_input = _labelled(stored_input, self._block_label)
-                await writer.add([stored_input])
-            except BaseException:
-                await writer.discard()  # frees the session's lease
-                raise
-        seen = {id(m) for m in gmi.history.messages()}
-        input_seen = False
-        turn_input = GMITurnInput(
+                options = dataclasses.replace(options, memory_provider_context=provided)
+        content = self._input.content
+        return GMITurnInput(
             interaction_id=f"turn-{uuid.uuid4()}",
             user_id=self._user_id,
-            content=self._input.content if isinstance(self._input.content, str) else None,
+            content=content if isinstance(content, str) else list(content),
             session_id=self._session_id,
-            metadata=self._metadata,
+            options=options,
         )
-        if not isinstance(self._input.content, str):
-            turn_input = GMITurnInput(
-                interaction_id=turn_input.interaction_id,
-                user_id=self._user_id,
-                content=list(self._input.content),
-                session_id=self._session_id,
-                metadata=turn_input.metadata,
-            )
+
+    async def _start_store(self, gmi: GMI) -> TurnWriter | None:
+        """Takes the session's lease, loads the store's history into the GMI, writes the input."""
+        if self._history is None:
+            return None
+        writer = await self._history.start_turn(name=self._session_id)
+        try:
+            await gmi.replace_history(self._history.prompt_messages())
+            stored_input = self._input
+            if self._block_label is not None:
+                stored_input = _labelled(stored_input, self._block_label)
+            await writer.add([stored_input])
+        except BaseException:
+            await writer.discard()  # frees the session's lease
+            raise
+        return writer
+
+    async def _start(
+        self, gmi: GMI, turn_input: GMITurnInput, writer: TurnWriter | None
+    ) -> GMITurnStream:
+        """The GMI's turn started under the call's spend budget."""
         token = CALL_BUDGET.set(self._budget) if self._budget is not None else None
         try:
-            stream = gmi.process_turn_stream(turn_input)  # its task copies the budget context
+            return gmi.process_turn_stream(turn_input)  # its task copies the budget context
         except BaseException:
             if writer is not None:
                 await writer.discard()  # nothing ran: the input goes, the lease is freed
@@ -176,98 +256,77 @@ class GmiTurnRun:
         finally:
             if token is not None:
                 CALL_BUDGET.reset(token)
-        watcher = asyncio.create_task(self._watch(gmi, signal)) if signal is not None else None
-        error: BaseException | None = None
-        finished = False
+
+    async def _fold(self, stream: GMITurnStream, flush: _HistoryFlush) -> AsyncIterator[StreamPart]:
+        """The stream parts of the GMI's chunks; the turn's error is kept for `_settle()`."""
         calls: list[ToolCall] = []
+        async for chunk in stream:
+            kind = chunk.type
+            if kind is GMIOutputChunkType.TEXT_DELTA:
+                yield TextDeltaPart(str(chunk.content))
+            elif kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
+                for call in chunk.content:
+                    calls.append(call)
+                    yield ToolCallPart(call)
+            elif kind is GMIOutputChunkType.USAGE_UPDATE:
+                if chunk.metadata.get("attempt_failed") and chunk.usage is not None:
+                    self._usage = self._usage + chunk.usage
+            elif kind is GMIOutputChunkType.STEP_FINISHED:
+                await flush()
+                step = _step_result(chunk.content, calls)
+                calls = []
+                if step.usage is not None:
+                    self._usage = self._usage + step.usage
+                self._steps.append(step)
+                yield StepFinishPart(step)
+            elif kind is GMIOutputChunkType.TOOL_RESULT:
+                result = _tool_result(chunk.content)
+                if self._steps:
+                    self._steps[-1].tool_results.append(result)
+                await flush()  # the result is in the GMI's history: store it now
+                yield ToolResultPart(result)
+            elif kind is GMIOutputChunkType.ERROR:
+                self._error = _turn_error(chunk)
 
-        async def flush() -> None:
-            # What the GMI added to its history since the last flush, less the user message it
-            # recorded (the store got the turn's input first). Identity, not position: the
-            # history window may have trimmed older messages when the input was recorded.
-            nonlocal input_seen
-            new = [m for m in gmi.history.messages() if id(m) not in seen]
-            seen.update(id(m) for m in new)
-            if not input_seen and new and new[0].role is Role.USER:
-                new = new[1:]
-                input_seen = True
-            if self._block_label is not None:
-                new = [_labelled(m, self._block_label) for m in new]
-            self._added.extend(new)
-            if writer is not None and new:
-                await writer.add(new)
+    async def _settle(self, stream: GMITurnStream, flush: _HistoryFlush) -> None:
+        """After the last chunk: the output, the last messages, the error or the object."""
+        self._output = await stream.output()
+        self._usage = self._output.usage
+        await flush()
+        signal = self._abort_signal
+        if self._error is not None:
+            if signal is not None and is_aborted(signal):
+                raise abort_reason(signal) from self._error
+            raise self._error
+        if self._structured is not None and self._steps:
+            last = self._steps[-1]
+            try:
+                self._object = self._structured.parse(last.text, last.finish_reason)
+            except ObjectGenerationError:
+                if flush.writer is not None:
+                    await flush.writer.discard()  # the turn leaves nothing in the history
+                    flush.writer = None
+                raise
 
-        try:
-            async for chunk in stream:
-                kind = chunk.type
-                if kind is GMIOutputChunkType.TEXT_DELTA:
-                    yield TextDeltaPart(str(chunk.content))
-                elif kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
-                    for call in chunk.content:
-                        calls.append(call)
-                        yield ToolCallPart(call)
-                elif kind is GMIOutputChunkType.USAGE_UPDATE:
-                    if chunk.metadata.get("attempt_failed") and chunk.usage is not None:
-                        self._usage = self._usage + chunk.usage
-                elif kind is GMIOutputChunkType.STEP_FINISHED:
-                    await flush()
-                    step = _step_result(chunk.content, calls)
-                    calls = []
-                    if step.usage is not None:
-                        self._usage = self._usage + step.usage
-                    self._steps.append(step)
-                    yield StepFinishPart(step)
-                elif kind is GMIOutputChunkType.TOOL_RESULT:
-                    payload = chunk.content
-                    result = ToolResult(
-                        payload.tool_call_id,
-                        payload.name,
-                        payload.result,
-                        payload.is_error,
-                        payload.error_details,
-                    )
-                    if self._steps:
-                        self._steps[-1].tool_results.append(result)
-                    await flush()  # the result is in the GMI's history: store it now
-                    yield ToolResultPart(result)
-                elif kind is GMIOutputChunkType.ERROR:
-                    error = _turn_error(str(chunk.content), chunk.error_details or {})
-            self._output = await stream.output()
-            self._usage = self._output.usage
-            await flush()
-            if error is not None:
-                if signal is not None and is_aborted(signal):
-                    raise abort_reason(signal) from error
-                raise error
-            if self._structured is not None and self._steps:
-                last = self._steps[-1]
-                try:
-                    self._object = self._structured.parse(last.text, last.finish_reason)
-                except ObjectGenerationError:
-                    if writer is not None:
-                        await writer.discard()  # the turn leaves nothing in the history
-                        writer = None
-                    raise
-            finished = True
-        finally:
-            if watcher is not None:
-                watcher.cancel()
-            if not finished:
-                with contextlib.suppress(Exception):
-                    await stream.aclose()
-                if self._output is None:
-                    # Stopped by its consumer: the turn's own figure counts the step it stopped,
-                    # estimated (DESIGN §5.19), and steps whose chunks were not read yet.
-                    self._usage = stream.usage()
-                with contextlib.suppress(Exception):
-                    await flush()
-            if writer is not None:
-                if finished:
-                    await writer.commit()
-                else:
-                    await writer.fail(has_steps=bool(self._steps))
-            if self._after is not None:
-                await self._after(self._output if finished else None, error, self._usage)
+    async def _end(self, stream: GMITurnStream, flush: _HistoryFlush, *, finished: bool) -> None:
+        """Closes a turn that did not finish, settles the store, tells ``after``."""
+        if not finished:
+            with contextlib.suppress(Exception):
+                await stream.aclose()
+            if self._output is None:
+                # Stopped by its consumer: the turn's own figure counts the step it stopped,
+                # estimated (DESIGN §5.19), and steps whose chunks were not read yet.
+                self._usage = stream.usage()
+            with contextlib.suppress(Exception):
+                await flush()
+        writer = flush.writer
+        if writer is not None:
+            if finished:
+                await writer.commit()
+            else:
+                await writer.fail(has_steps=bool(self._steps))
+        if self._after is not None:
+            await self._after(self._output if finished else None, self._error, self._usage)
 
 
 def _labelled(message: Message, label: str) -> Message:
@@ -275,12 +334,17 @@ def _labelled(message: Message, label: str) -> Message:
     return dataclasses.replace(message, metadata={**message.metadata, "block_label": label})
 
 
-def _turn_error(message: str, details: dict[str, Any]) -> GMIError:
-    """The GMI's error as the caller gets it: its code kept, its class where the code has one."""
-    code = details.get("code") or GMIErrorCode.GMI_PROCESSING_ERROR
-    if code == GMIErrorCode.GMI_CONTEXT_ERROR:
-        return ContextWindowExceededError(message, details.get("details"))
-    return GMIError(message, code, details.get("details"))
+def _turn_error(chunk: GMIOutputChunk) -> GMIError:
+    """The GMI's error as the caller gets it: the `GMIError` the turn ended with, as it is."""
+    if chunk.error is not None:
+        return chunk.error
+    return GMIError(str(chunk.content), GMIErrorCode.GMI_PROCESSING_ERROR)
+
+
+def _tool_result(payload: ToolResultPayload) -> ToolResult:
+    return ToolResult(
+        payload.tool_call_id, payload.name, payload.result, payload.is_error, payload.error_details
+    )
 
 
 def _step_result(payload: StepFinishedPayload, calls: list[ToolCall]) -> StepResult:

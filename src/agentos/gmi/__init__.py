@@ -11,22 +11,14 @@ from agentos.gmi.collaborators import (
     IngestedDocument,
     MemoryBridge,
     MetapromptRunner,
+    RagRetrievalOptions,
     RetrievalAugmentor,
-    RetrievalOptions,
     RetrievalResult,
     RetrievedChunk,
     TurnExchange,
     TurnSentimentTracker,
 )
-from agentos.gmi.config import (
-    DEFAULT_MAX_TOOL_LOOP_ITERATIONS,
-    AfterModelStep,
-    BeforeModelCall,
-    BeforeToolCall,
-    GMIConfig,
-    ModelCallInfo,
-    StepInfo,
-)
+from agentos.gmi.config import DEFAULT_MAX_TOOL_LOOP_ITERATIONS, GMIConfig
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
 from agentos.gmi.events import (
     EventSeverity,
@@ -88,8 +80,16 @@ from agentos.gmi.trace import (
     ReasoningTraceEntry,
 )
 from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
+from agentos.gmi.turn_options import ToolFailureMode, TurnOptions
 from agentos.gmi.turn_stream import GMITurnStream
 from agentos.gmi.working_memory import InMemoryWorkingMemory
+from agentos.loop import (
+    AfterModelStep,
+    BeforeModelCall,
+    BeforeToolCall,
+    ModelCallInfo,
+    StepInfo,
+)
 
 __all__ = [
     "AfterModelStep",
@@ -115,8 +115,8 @@ __all__ = [
     "IngestedDocument",
     "MemoryBridge",
     "MetapromptRunner",
+    "RagRetrievalOptions",
     "RetrievalAugmentor",
-    "RetrievalOptions",
     "RetrievalResult",
     "RetrievedChunk",
     "TurnExchange",
@@ -139,6 +139,8 @@ __all__ = [
     "GMIState",
     "GMITurnInput",
     "GMITurnStream",
+    "ToolFailureMode",
+    "TurnOptions",
     "InMemoryWorkingMemory",
     "ModelCallInfo",
     "PADState",

@@ -9,7 +9,8 @@ ERROR and, last, FINAL_RESPONSE_MARKER). A chunk's ``content`` depends on its ty
 - USAGE_UPDATE: the reported `ModelUsage` (also in ``usage``);
 - STEP_FINISHED: a `StepFinishedPayload`;
 - TOOL_RESULT: a `ToolResultPayload`;
-- ERROR: the error's message (its ``to_dict()`` in ``error_details``);
+- ERROR: the error's message (its ``to_dict()`` in ``error_details``, the `GMIError` itself in
+  ``error``, so an in-process caller raises it as it is);
 - FINAL_RESPONSE_MARKER: the turn's `GMIOutput`.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from agentos.core.errors import GMIError
 from agentos.core.messages import ReplayBlock, ToolCall
 from agentos.core.usage import ModelUsage
 
@@ -61,6 +63,7 @@ class GMIOutputChunk:
     usage: ModelUsage | None = None
     error_details: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    error: GMIError | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,7 @@ __all__ = [
     "MemoryBridge",
     "MetapromptRunner",
     "RetrievalAugmentor",
-    "RetrievalOptions",
+    "RagRetrievalOptions",
     "RetrievalResult",
     "RetrievedChunk",
     "TurnExchange",
@@ -57,7 +57,7 @@ class RetrievedChunk:
 
 
 @dataclass(frozen=True, slots=True)
-class RetrievalOptions:
+class RagRetrievalOptions:
     """What the GMI asks a retrieval for (from the persona's ``rag_config``).
 
     ``top_k`` is ``default_retrieval_top_k`` or 5; ``target_data_source_ids`` the enabled data
@@ -92,7 +92,7 @@ class IngestedDocument:
 class RetrievalAugmentor(Protocol):
     """Retrieval over document corpora, and ingestion of turn summaries."""
 
-    async def retrieve_context(self, query: str, options: RetrievalOptions) -> RetrievalResult:
+    async def retrieve_context(self, query: str, options: RagRetrievalOptions) -> RetrievalResult:
         """The passages relevant to ``query``."""
         ...
 

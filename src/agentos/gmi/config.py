@@ -1,13 +1,16 @@
-"""A GMI's services and settings (spec: GMIBaseConfig), and what its hook is told."""
+"""A GMI's services and settings (spec: GMIBaseConfig).
+
+Its hooks are the step loop's (`agentos.loop`: `BeforeModelCall` told a `ModelCallInfo`,
+`AfterModelStep` told a `StepInfo`, `BeforeToolCall`): a GMI's turn runs on that loop.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ToolCall
 from agentos.gmi.collaborators import (
     MemoryBridge,
     MetapromptRunner,
@@ -23,10 +26,8 @@ from agentos.llm.budget import BudgetLike
 from agentos.llm.gateway import (
     CompletionGateway,
 )
-from agentos.llm.model import (
-    ChatModel,
-    ToolDefinition,
-)
+from agentos.llm.model import ChatModel
+from agentos.loop import AfterModelStep, BeforeModelCall, BeforeToolCall
 from agentos.nlp import UtilityAI
 from agentos.tools.orchestrator import ToolOrchestrator
 
@@ -35,60 +36,13 @@ __all__ = [
     "DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET",
     "DEFAULT_SHUTDOWN_TIMEOUT",
     "FINAL_RESPONSE_MARKER_TEXT",
-    "AfterModelStep",
-    "BeforeModelCall",
-    "BeforeToolCall",
     "GMIConfig",
-    "ModelCallInfo",
-    "StepInfo",
 ]
 
 DEFAULT_MAX_TOOL_LOOP_ITERATIONS = 5
 FINAL_RESPONSE_MARKER_TEXT = "Turn processing sequence complete."
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 DEFAULT_MEMORY_CONTEXT_TOKEN_BUDGET = 1600
-
-
-@dataclass(frozen=True, slots=True)
-class ModelCallInfo:
-    """What `GMIConfig.before_model_call` is told about an attempt."""
-
-    turn_id: str
-    step_index: int
-    hop: int
-    provider_id: str
-    model_id: str
-    messages: list[Message]
-    system: str = ""
-    """The persona's base system prompt."""
-    tools: list[ToolDefinition] = field(default_factory=list)
-    """The tools the attempt offers."""
-
-
-BeforeModelCall = Callable[[ModelCallInfo], "Sequence[Message] | None"]
-"""Called before every attempt; messages it returns replace that attempt's prompt only."""
-
-
-@dataclass(frozen=True, slots=True)
-class StepInfo:
-    """What `GMIConfig.after_model_step` is told about a model step that finished."""
-
-    turn_id: str
-    step_index: int
-    text: str
-    tool_calls: list[ToolCall]
-    finish_reason: str
-    provider_id: str
-    model_id: str
-
-
-AfterModelStep = Callable[[StepInfo], "str | Awaitable[str | None] | None"]
-"""Called after each finished step; a text it returns replaces the step's text (history and
-output); the step's tool calls have already been decided and are not changed."""
-
-BeforeToolCall = Callable[[ToolCall], "ToolCall | Awaitable[ToolCall | None] | None"]
-"""Called before each tool call; the call it returns runs (its arguments may differ); ``None``
-skips the call, and the model receives an error result saying so."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -10,8 +10,9 @@ the optional collaborators of `GMIConfig` (`agentos.gmi.turn_phases`), and build
 prompts once (`agentos.gmi.system_prompts`). Model steps run through a completion gateway (a GMI
 configured with a single `ChatModel` wraps it in a gateway with no fallback): within a step each
 provider chunk yields its TEXT_DELTA / TOOL_CALL_REQUEST, a usage report its USAGE_UPDATE;
-STEP_FINISHED follows the step's last chunk; the step's tool calls then run through the tool
-orchestrator, one TOOL_RESULT each, and the next step follows, for at most
+STEP_FINISHED follows the step's last chunk; the step's tool calls then run concurrently
+through the tool orchestrator, one TOOL_RESULT each in call order (DESIGN §5.22; the one step
+loop, `agentos.loop`, runs them), and the next step follows, for at most
 ``max_tool_loop_iterations`` model steps. A turn that ends without error then syncs memory,
 ingests a turn summary and checks the metaprompts. A failure yields ERROR with its code kept (a
 step that fails emits no STEP_FINISHED), and FINAL_RESPONSE_MARKER ends every turn.

@@ -1,10 +1,11 @@
 """The completion options a GMI sends (spec: Completion options; DESIGN.md §5.3).
 
 Each model call of a turn carries the 16 `FORWARDED_COMPLETION_OPTION_KEYS`, read from the
-persona's ``default_model_completion_options`` and then the turn's ``metadata["options"]`` (the
-turn's value wins). A key neither sets is not sent: the GMI adds no temperature or max_tokens of
-its own. ``tool_choice`` is ``"auto"`` on a call that offers tools unless set, and never sent on
-a call without tools. Keys are read in snake_case or the TypeScript camelCase.
+persona's ``default_model_completion_options`` and then the turn's `TurnOptions` fields of those
+names (the turn's value wins). A key neither sets is not sent: the GMI adds no temperature or
+max_tokens of its own. ``tool_choice`` is ``"auto"`` on a call that offers tools unless set, and
+never sent on a call without tools. The persona's keys are read in snake_case or the TypeScript
+camelCase (a persona file may be written for the TypeScript runtime); the turn's are fields.
 
 `to_completion_options()` maps them onto `CompletionOptions`: ``thinking`` (a token budget, or
 ``{"budget_tokens": n}``) becomes ``thinking_budget_tokens``; a ``response_format`` of type
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentos.gmi.turn_options import TurnOptions
 from agentos.llm.model import CompletionOptions
 from agentos.persona.definition import PersonaDefinition
 
@@ -64,13 +66,20 @@ def _read(source: Mapping[str, Any] | None) -> dict[str, Any]:
     return found
 
 
+def _turn_values(turn_options: TurnOptions | None) -> dict[str, Any]:
+    if turn_options is None:
+        return {}
+    found = {key: getattr(turn_options, key) for key in FORWARDED_COMPLETION_OPTION_KEYS}
+    return {key: value for key, value in found.items() if value is not None}
+
+
 def forwarded_options(
-    persona: PersonaDefinition, turn_options: Mapping[str, Any] | None, *, has_tools: bool
+    persona: PersonaDefinition, turn_options: TurnOptions | None, *, has_tools: bool
 ) -> dict[str, Any]:
     """The forwarded keys of one call: the persona's, the turn's over them, tool_choice fixed."""
     defaults = persona.default_model_completion_options
     persona_values = defaults.model_dump(exclude_none=True) if defaults is not None else {}
-    merged = {**_read(persona_values), **_read(turn_options)}
+    merged = {**_read(persona_values), **_turn_values(turn_options)}
     if has_tools:
         merged.setdefault("tool_choice", "auto")
     else:

@@ -18,8 +18,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from agentos.gmi.collaborators import IngestedDocument, RetrievalOptions
-from agentos.gmi.system_prompts import metadata_value
+from agentos.gmi.collaborators import IngestedDocument, RagRetrievalOptions
+from agentos.gmi.system_prompts import loaded_value
 from agentos.persona.definition import PersonaDefinition, RagConfig, RagSummarizationConfig
 
 __all__ = [
@@ -61,14 +61,14 @@ def should_trigger_rag_retrieval(config: RagConfig, query: str) -> bool:
     if not query.strip():
         return False
     triggers: Mapping[str, Any] = config.retrieval_triggers or {}
-    return metadata_value(triggers, "on_user_query") is not False
+    return loaded_value(triggers, "on_user_query") is not False
 
 
-def retrieval_options(config: RagConfig) -> RetrievalOptions:
+def retrieval_options(config: RagConfig) -> RagRetrievalOptions:
     """The top-k, the enabled data sources and the strategy the persona sets."""
     sources = tuple(s.id for s in config.data_sources or [] if s.is_enabled)
     strategy = _STRATEGIES.get(config.default_retrieval_strategy or "", "similarity")
-    return RetrievalOptions(
+    return RagRetrievalOptions(
         config.default_retrieval_top_k or DEFAULT_RETRIEVAL_TOP_K, sources, strategy
     )
 
@@ -81,7 +81,7 @@ def join_retrieved_context(*parts: str | None) -> str | None:
 
 def should_ingest_turn_summary(config: RagConfig) -> bool:
     """Whether ``ingestion_triggers.on_turn_summary`` is on."""
-    return metadata_value(config.ingestion_triggers or {}, "on_turn_summary") is True
+    return loaded_value(config.ingestion_triggers or {}, "on_turn_summary") is True
 
 
 async def turn_summary_document(

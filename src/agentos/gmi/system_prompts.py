@@ -6,16 +6,17 @@ Prepared once per user turn, before its first model call, and sent on every step
 |---|---|---|
 | 1 | the persona's base prompt (a list keeps its own priorities) | the persona |
 | 2 | the personality section | ``GMIConfig.persona_traits`` |
-| 50 | ``Rolling Memory Summary (compressed)`` and the summary | ``metadata["rolling_summary"]`` |
-| 55 | ``Capability Discovery Context`` and the context | ``metadata["capability_discovery"]`` |
-| 57 | the skills text | ``metadata["skill_prompt_context"]`` |
-| 60 | the profile's system instructions | ``metadata["prompt_profile"]`` |
+| 50 | ``Rolling Memory Summary (compressed)`` and the summary | ``TurnOptions.rolling_summary`` |
+| 55 | ``Capability Discovery Context`` and the context | ``.capability_discovery`` |
+| 57 | the skills text | ``.skill_prompt_context`` |
+| 60 | the profile's system instructions | ``.prompt_profile`` |
 | 90 | the user's verbosity preference | ``user_context["preferences"]`` |
 | 91 | the user's preferred response format | ``user_context["preferences"]`` |
-| 1000 | a memory provider's context, after the others | ``metadata["memory_provider_context"]`` |
+| 1000 | a memory provider's context, after the others | ``.memory_provider_context`` |
 
-Metadata keys are read in snake_case or the TypeScript camelCase (``rollingSummary``, ...); a
-summary or discovery entry is a string or a mapping with ``text`` / ``prompt_context``.
+The turn's texts are `TurnOptions` fields. The user context's preferences are a map a host of
+the TypeScript runtime may have written: its keys are read in snake_case or camelCase
+(`loaded_value`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from agentos.gmi.prompt_engine import (
     VERBOSITY_PREFERENCE_PRIORITY,
     SystemPrompt,
 )
+from agentos.gmi.turn_options import TurnOptions
 from agentos.persona.definition import PersonaDefinition
 from agentos.persona.personality import personality_section
 
@@ -41,7 +43,7 @@ __all__ = [
     "MEMORY_PROVIDER_PRIORITY",
     "ROLLING_SUMMARY_HEADING",
     "DISCOVERY_HEADING",
-    "metadata_value",
+    "loaded_value",
     "preference_prompts",
     "turn_system_prompts",
 ]
@@ -67,23 +69,16 @@ _VERBOSITY: dict[str, str] = {
 }
 
 
-def metadata_value(metadata: Mapping[str, Any], key: str) -> Any:
-    """``metadata[key]`` (snake_case), else its camelCase spelling, else ``None``."""
-    if key in metadata:
-        return metadata[key]
+def loaded_value(loaded: Mapping[str, Any], key: str) -> Any:
+    """``loaded[key]`` (snake_case), else its camelCase spelling, else ``None``.
+
+    Only for maps written for the TypeScript runtime (a persona's free-form settings, the user
+    context's preferences); a turn's options are `TurnOptions` fields, snake_case only.
+    """
+    if key in loaded:
+        return loaded[key]
     head, *rest = key.split("_")
-    return metadata.get(head + "".join(word.capitalize() for word in rest))
-
-
-def _text(value: Any, *keys: str) -> str | None:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        for key in keys:
-            found = metadata_value(value, key)
-            if isinstance(found, str):
-                return found
-    return None
+    return loaded.get(head + "".join(word.capitalize() for word in rest))
 
 
 def preference_prompts(preferences: Mapping[str, Any]) -> list[SystemPrompt]:
@@ -94,12 +89,12 @@ def preference_prompts(preferences: Mapping[str, Any]) -> list[SystemPrompt]:
         prompts.append(
             SystemPrompt(_VERBOSITY[verbosity.lower()], VERBOSITY_PREFERENCE_PRIORITY, "preference")
         )
-    formats = metadata_value(preferences, "preferred_formats")
+    formats = loaded_value(preferences, "preferred_formats")
     fmt = next(
         (
             value
             for key in ("preferred_format", "response_format", "format")
-            if isinstance(value := metadata_value(preferences, key), str) and value.strip()
+            if isinstance(value := loaded_value(preferences, key), str) and value.strip()
         ),
         None,
     )
@@ -116,9 +111,25 @@ def preference_prompts(preferences: Mapping[str, Any]) -> list[SystemPrompt]:
     return prompts
 
 
+def _texts(options: TurnOptions) -> list[SystemPrompt]:
+    """The turn's own system prompts at priorities 50 to 60, those it sets, in order."""
+    summary, discovery = options.rolling_summary, options.capability_discovery
+    headed = (
+        (summary, ROLLING_SUMMARY_HEADING, ROLLING_SUMMARY_PRIORITY, "rolling_summary"),
+        (discovery, DISCOVERY_HEADING, DISCOVERY_PRIORITY, "discovery"),
+        (options.skill_prompt_context, None, SKILLS_PRIORITY, "skills"),
+        (options.prompt_profile, None, PROFILE_PRIORITY, "profile"),
+    )
+    return [
+        SystemPrompt(f"{heading}\n{text}" if heading else text, priority, source)
+        for text, heading, priority, source in headed
+        if text
+    ]
+
+
 def turn_system_prompts(
     persona: PersonaDefinition,
-    metadata: Mapping[str, Any],
+    options: TurnOptions,
     user_context: Mapping[str, Any],
     persona_traits: Mapping[str, object] | None = None,
 ) -> list[SystemPrompt]:
@@ -134,28 +145,11 @@ def turn_system_prompts(
     ]
     if persona_traits is not None and (section := personality_section(persona_traits)):
         prompts.append(SystemPrompt(section, PERSONALITY_SECTION_PRIORITY, "personality"))
-    summary = _text(metadata_value(metadata, "rolling_summary"), "text", "summary")
-    if summary:
-        prompts.append(
-            SystemPrompt(
-                f"{ROLLING_SUMMARY_HEADING}\n{summary}", ROLLING_SUMMARY_PRIORITY, "rolling_summary"
-            )
-        )
-    discovery = _text(metadata_value(metadata, "capability_discovery"), "prompt_context")
-    if discovery:
-        prompts.append(
-            SystemPrompt(f"{DISCOVERY_HEADING}\n{discovery}", DISCOVERY_PRIORITY, "discovery")
-        )
-    skills = metadata_value(metadata, "skill_prompt_context")
-    if isinstance(skills, str) and skills:
-        prompts.append(SystemPrompt(skills, SKILLS_PRIORITY, "skills"))
-    profile = _text(metadata_value(metadata, "prompt_profile"), "system_instructions")
-    if profile:
-        prompts.append(SystemPrompt(profile, PROFILE_PRIORITY, "profile"))
+    prompts.extend(_texts(options))
     preferences = user_context.get("preferences")
     if isinstance(preferences, Mapping):
         prompts.extend(preference_prompts(preferences))
-    provided = metadata_value(metadata, "memory_provider_context")
-    if isinstance(provided, str) and provided.strip():
+    provided = options.memory_provider_context
+    if provided is not None and provided.strip():
         prompts.append(SystemPrompt(provided, MEMORY_PROVIDER_PRIORITY, "memory_provider"))
     return prompts

@@ -85,7 +85,7 @@ def continuation_input(
         user_id=user_id,
         content=None,
         type=GMIInteractionType.TOOL_RESPONSE,
-        metadata={"is_tool_continuation": True, "tool_results": [*results, *left_out]},
+        tool_results=(*results, *left_out),
     )
 
 

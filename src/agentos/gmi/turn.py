@@ -4,21 +4,20 @@ See `agentos.gmi.gmi` for the turn's contract, `agentos.gmi.turn_phases` for wha
 does before its first model call and after its last, and `agentos.gmi.turn_stream` for the
 stream a caller reads. A turn receives the GMI's state (`GMIState`), its services (`GMIServices`)
 and the `TurnCarry` it shares with the GMI's other turns; `agentos.gmi.turn_request` builds what
-it asks the model and `agentos.gmi.turn_hooks` calls the config's hooks.
+it asks the model, `agentos.gmi.turn_hooks` the config's hooks, and `agentos.gmi.turn_steps` runs
+its model steps and tool rounds on the one step loop (`agentos.loop.StepLoop`) as its chunks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, ToolCall
+from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
 from agentos.gmi.chunks import (
     GMIOutput,
@@ -27,30 +26,27 @@ from agentos.gmi.chunks import (
 )
 from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY, apply_user_context_override
 from agentos.gmi.history import DEFAULT_MAX_MESSAGES
-from agentos.gmi.model_step import step_finished_payload, stream_model_step
 from agentos.gmi.services import GMIServices
 from agentos.gmi.state import GMIState
-from agentos.gmi.system_prompts import metadata_value, turn_system_prompts
-from agentos.gmi.tool_round import ToolRound
+from agentos.gmi.system_prompts import turn_system_prompts
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.gmi.turn_hooks import TurnHooks
 from agentos.gmi.turn_input import GMITurnInput
 from agentos.gmi.turn_phases import TurnContext, after_turn, before_first_call
 from agentos.gmi.turn_request import (
     begin_gateway_turn,
-    build_request,
     cache_diagnostics,
     turn_completion_options,
 )
+from agentos.gmi.turn_steps import TurnSteps
 from agentos.gmi.turn_stream import GMITurnStream
 from agentos.llm.gateway import GatewayTurn, Hop
-from agentos.llm.model import CacheDiagnosticsRequest, ModelRequest
 from agentos.tools.context import ToolExecutionContext
 
 __all__ = ["TurnCarry", "TurnRunner"]
 
 FAIL_CLOSED = "fail_closed"
-"""``metadata["execution_policy"]["tool_failure_mode"]`` that ends a turn on a failed tool."""
+"""The `TurnOptions.tool_failure_mode` that ends a turn on a failed tool."""
 
 
 @dataclass(slots=True)
@@ -87,18 +83,10 @@ class TurnRunner:
         self.persona = state.persona
         self.config = services.config
         self.hooks = TurnHooks(state, services.config, self.turn_id)
-        self.options: dict[str, Any] = dict(turn_input.metadata.get("options") or {})
-        self.is_continuation = bool(turn_input.metadata.get("is_tool_continuation"))
+        self.options = turn_input.options
+        self.is_continuation = turn_input.tool_results is not None
         self.turn_messages: list[Message] = []
-        self.step_usages: list[ModelUsage] = []
-        self.billed: list[ModelUsage] = []
-        self.tool_calls: list[ToolCall] = []
-        self.last_text: str | None = None
-        self.last_message_id: str | None = None
-        """The provider's id for the last step's response (cache diagnostics compare with it)."""
-        self.tools = ToolRound(
-            state, services.tool_orchestrator, self.hooks, self.turn_id, self.emit, self._add
-        )
+        self.steps = TurnSteps(state, self.turn_id, self.emit, self._add)
         stream.usage = self.usage  # a consumer that stops the turn reads what it used
 
     def chunk(
@@ -131,7 +119,7 @@ class TurnRunner:
 
     def usage(self) -> ModelUsage:
         """The turn's usage so far: completed steps once each, plus billed failures."""
-        return ModelUsage.sum([*self.step_usages, *self.billed])
+        return self.steps.usage()
 
     async def run(self) -> GMIOutput:
         """Run the turn's steps and return its output (errors become an ERROR chunk)."""
@@ -147,7 +135,7 @@ class TurnRunner:
             self._record_input()
             found = await self._prepare()
             await self._loop(found)
-            await after_turn(state, self.services, self.input, self.turn_id, self.last_text)
+            await after_turn(state, self.services, self.input, self.turn_id, self.steps.last_text)
         except asyncio.CancelledError:
             reason = self.carry.abort_reason
             task = asyncio.current_task()
@@ -166,22 +154,23 @@ class TurnRunner:
         )
         return GMIOutput(
             is_final=True,
-            response_text=self.last_text,
-            tool_calls=list(self.tool_calls),
+            response_text=self.steps.last_text,
+            tool_calls=list(self.steps.tool_calls),
             usage=self.usage(),
             rag_sources=list(self.carry.rag_sources),
         )
 
     async def _fail(self, error: GMIError) -> GMIOutput:
-        await self.tools.announce_stopped()
+        await self.steps.announce_stopped()
         self.state.record(
             ReasoningEntryType.ERROR, error.message, {"code": str(error.code)}, self.turn_id
         )
-        await self.emit(GMIOutputChunkType.ERROR, error.message, error_details=error.to_dict())
+        chunk = self.chunk(GMIOutputChunkType.ERROR, error.message, error_details=error.to_dict())
+        await self.stream.emit(dataclasses.replace(chunk, error=error))  # the error object itself
         return GMIOutput(
             is_final=True,
             response_text=None,
-            tool_calls=list(self.tool_calls),
+            tool_calls=list(self.steps.tool_calls),
             usage=self.usage(),
             error={"code": str(error.code), "message": error.message, "details": error.details},
         )
@@ -208,7 +197,7 @@ class TurnRunner:
             or (memory_context.max_messages if memory_context is not None else None)
             or DEFAULT_MAX_MESSAGES
         )
-        results = self.input.metadata.get("tool_results")
+        results = self.input.tool_results
         if results:
             added = [Message.tool(result) for result in results]
             history.record_input(added)
@@ -236,8 +225,8 @@ class TurnRunner:
         return found
 
     def _earlier_history(self) -> list[Message]:
-        override = metadata_value(self.input.metadata, "conversation_history_for_prompt")
-        if isinstance(override, list) and override:
+        override = self.input.options.conversation_history_for_prompt
+        if override:
             return list(override)
         current = {id(m) for m in self.turn_messages}
         return [m for m in self.state.history.messages() if id(m) not in current]
@@ -257,9 +246,51 @@ class TurnRunner:
         gateway_turn = self._gateway_turn()
         state = self.state
         system_prompts = turn_system_prompts(  # prepared once per user turn
-            self.persona, self.input.metadata, state.user_context, self.config.persona_traits
+            self.persona, self.options, state.user_context, self.config.persona_traits
         )
-        context = ToolExecutionContext(
+        context = self._tool_context()
+        options, tools = turn_completion_options(
+            self.persona,
+            self.options,
+            self.services.tool_orchestrator.list_tools(context),
+        )
+        fail_closed = self.options.tool_failure_mode == FAIL_CLOSED
+        diagnostics = cache_diagnostics(self.options)
+        if diagnostics is not None:
+            # Spec (Cache Diagnostics): the first step compares against the message the turn
+            # names; the loop has each later step name the previous step's response.
+            options = dataclasses.replace(options, cache_diagnostics=diagnostics)
+
+        def prompt(hop: Hop, step_index: int) -> list[Message]:
+            return self.services.prompt_engine.build(
+                provider=hop.provider_id,
+                model=hop.model_id,
+                system_prompts=system_prompts,
+                # Retrieval and memory context go with the turn's first model call only.
+                retrieved_context=found.retrieved_context if step_index == 0 else None,
+                history=self._earlier_history(),
+                current_turn=list(self.turn_messages),
+                tools=tools,
+            ).messages
+
+        async def run_tool(call: ToolCall) -> ToolResult:
+            return await self.services.tool_orchestrator.process_tool_call(call, context)
+
+        await self.steps.run(
+            gateway_turn,
+            prompt,
+            run_tool,
+            options=options,
+            tools=tools,
+            hooks=self.hooks.loop_hooks(),
+            max_steps=self.config.max_tool_loop_iterations,
+            fail_closed=fail_closed,
+        )
+
+    def _tool_context(self) -> ToolExecutionContext:
+        """Who the turn's tool calls run for (the tools that ask receive it)."""
+        state = self.state
+        return ToolExecutionContext(
             gmi_id=state.gmi_id,
             persona_id=self.persona.id,
             user_id=self.input.user_id,
@@ -268,79 +299,6 @@ class TurnRunner:
             correlation_id=self.turn_id,
             session_data=state.session_data,
         )
-        options, tools = turn_completion_options(
-            self.persona,
-            self.options,
-            self.input.metadata,
-            self.services.tool_orchestrator.list_tools(context),
-        )
-        policy = metadata_value(self.input.metadata, "execution_policy") or {}
-        fail_closed = metadata_value(policy, "tool_failure_mode") == FAIL_CLOSED
-        diagnostics = cache_diagnostics(self.options)
-        previous_step_id: str | None = None
-        for step_index in range(self.config.max_tool_loop_iterations):
-            if diagnostics is not None:
-                # Spec (Cache Diagnostics): the first step compares against the message the
-                # turn names, each later step against the previous step's response.
-                request = (
-                    diagnostics if step_index == 0 else CacheDiagnosticsRequest(previous_step_id)
-                )
-                options = dataclasses.replace(options, cache_diagnostics=request)
-            build = functools.partial(
-                build_request,
-                prompt_engine=self.services.prompt_engine,
-                hooks=self.hooks,
-                step_index=step_index,
-                system_prompts=system_prompts,
-                # Retrieval and memory context go with the turn's first model call only.
-                retrieved=found.retrieved_context if step_index == 0 else None,
-                earlier=self._earlier_history(),
-                current=list(self.turn_messages),
-                tools=tools,
-                options=options,
-            )
-            calls = await self._step(gateway_turn, build, step_index)
-            previous_step_id = self.last_message_id
-            if not calls:
-                return
-            await self.tools.run(calls, context, fail_closed=fail_closed)
-
-    async def _step(
-        self, gateway_turn: GatewayTurn, build: Callable[[Hop], ModelRequest], step_index: int
-    ) -> list[ToolCall]:
-        step = await stream_model_step(gateway_turn, build, self.emit, self.billed)
-        hop = gateway_turn.serving_hop
-        assert hop is not None
-        calls = step.tool_calls
-        payload = step_finished_payload(step, hop, step_index)
-        self.last_message_id = payload.provider_message_id
-        message = step.message()
-        replaced = await self.hooks.after_model_step(payload, calls)
-        if replaced is not None and step.finish is not None and step.finish.schema_route == "tool":
-            # Spec (Hooks): a schema answer returned as a schema tool call stays the JSON the
-            # schema validated; only a text answer is replaced.
-            replaced = None
-        if replaced is not None:
-            payload = dataclasses.replace(payload, text=replaced)
-            message = dataclasses.replace(message, content=replaced)
-        self._add(message)
-        if step.usage is not None:
-            self.step_usages.append(step.usage)
-        self.tool_calls.extend(calls)
-        self.last_text = payload.text
-        self.state.record(
-            ReasoningEntryType.LLM_CALL_COMPLETE,
-            f"step {step_index} finished ({payload.finish_reason})",
-            {"provider_id": hop.provider_id, "model_id": hop.model_id, "hop": hop.index},
-            self.turn_id,
-        )
-        await self.emit(
-            GMIOutputChunkType.STEP_FINISHED,
-            payload,
-            finish_reason=payload.finish_reason,
-            usage=payload.usage,
-        )
-        return calls
 
     def _add(self, message: Message) -> None:
         """Record a message of this turn in the history."""

@@ -1,23 +1,18 @@
-"""The hooks of one GMI turn, each guarded (spec: Hooks; `GMIConfig`).
+"""The hooks of one GMI turn (spec: Hooks; `GMIConfig`).
 
-`TurnHooks` calls the config's ``before_model_call``, ``after_model_step``, ``before_tool_call``
-and ``on_fallback`` for one turn. A hook that raises is recorded as a WARNING in the reasoning
-trace and the turn goes on as if it were not set; a hook that returns nothing usable changes
-nothing. It also records the gateway's fallbacks and hops that could not start.
+`TurnHooks.loop_hooks()` hands the config's ``before_model_call``, ``after_model_step`` and
+``before_tool_call`` to the step loop (`agentos.loop.LoopHooks`, which guards them); a hook the
+loop went on without is recorded as a WARNING in the reasoning trace and the turn goes on as if
+it were not set. `TurnHooks` also records the gateway's fallbacks (telling the config's
+``on_fallback``) and the hops that could not start.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Sequence
-
-from agentos.core.messages import Message, ToolCall
-from agentos.gmi.chunks import StepFinishedPayload
-from agentos.gmi.config import GMIConfig, ModelCallInfo, StepInfo
+from agentos.gmi.config import GMIConfig
 from agentos.gmi.state import GMIState
 from agentos.gmi.trace import ReasoningEntryType
-from agentos.llm.gateway import Hop
-from agentos.llm.model import ToolDefinition
+from agentos.loop import HookFailure, LoopHooks
 
 __all__ = ["TurnHooks"]
 
@@ -30,84 +25,39 @@ class TurnHooks:
         self.config = config
         self.turn_id = turn_id
 
-    def before_model_call(
-        self,
-        hop: Hop,
-        step_index: int,
-        messages: list[Message],
-        tools: Sequence[ToolDefinition] = (),
-    ) -> list[Message]:
-        """The attempt's prompt: ``messages``, or the non-empty list the hook returns."""
-        hook = self.config.before_model_call
-        if hook is None:
-            return messages
-        info = ModelCallInfo(
-            self.turn_id,
-            step_index,
-            hop.index,
-            hop.provider_id,
-            hop.model_id,
-            list(messages),
-            self.state.persona.system_prompt_text(),
-            list(tools),
+    def loop_hooks(self) -> LoopHooks:
+        """The config's step hooks for the turn's step loop; the persona's prompt is ``system``."""
+        config = self.config
+        before = config.before_model_call
+        return LoopHooks(
+            turn_id=self.turn_id,
+            # Only before_model_call is told the persona's base prompt.
+            system=self.state.persona.system_prompt_text() if before is not None else "",
+            before_model_call=before,
+            after_model_step=config.after_model_step,
+            before_tool_call=config.before_tool_call,
+            on_failure=self.on_hook_failure,
         )
-        try:
-            replaced = hook(info)
-        except Exception as exc:
-            self.state.record(
-                ReasoningEntryType.WARNING, f"before_model_call failed: {exc}", None, self.turn_id
+
+    def on_hook_failure(self, failure: HookFailure) -> None:
+        """Record a hook the loop went on without."""
+        error = failure.error
+        if failure.hook == "before_model_call":
+            message = (
+                f"before_model_call failed: {error}"
+                if error is not None
+                else "before_model_call returned no messages; the built prompt is sent"
             )
-            return messages
-        if replaced is None:
-            return messages
-        if not replaced:
+            self.state.record(ReasoningEntryType.WARNING, message, None, self.turn_id)
+        elif error is not None:
+            self.failed(failure.hook, error)
+        else:
             self.state.record(
                 ReasoningEntryType.WARNING,
-                "before_model_call returned no messages; the built prompt is sent",
-                None,
+                f"{failure.hook} returned neither a call nor None; the call runs as asked",
+                {"hook": failure.hook},
                 self.turn_id,
             )
-            return messages
-        return list(replaced)
-
-    async def after_model_step(
-        self, payload: StepFinishedPayload, calls: list[ToolCall]
-    ) -> str | None:
-        """The text the hook replaces the step's text with, or ``None``."""
-        hook = self.config.after_model_step
-        if hook is None:
-            return None
-        info = StepInfo(
-            self.turn_id,
-            payload.step_index,
-            payload.text,
-            list(calls),
-            payload.finish_reason,
-            payload.provider_id,
-            payload.model_id,
-        )
-        try:
-            replaced = hook(info)
-            if inspect.isawaitable(replaced):
-                replaced = await replaced
-        except Exception as exc:
-            self.failed("after_model_step", exc)
-            return None
-        return replaced if isinstance(replaced, str) else None
-
-    async def before_tool_call(self, call: ToolCall) -> ToolCall | None:
-        """The call ``before_tool_call`` lets run (``None``: skipped)."""
-        hook = self.config.before_tool_call
-        if hook is None:
-            return call
-        try:
-            decided = hook(call)
-            if inspect.isawaitable(decided):
-                decided = await decided
-        except Exception as exc:
-            self.failed("before_tool_call", exc)
-            return call
-        return decided if isinstance(decided, ToolCall) or decided is None else call
 
     def on_fallback(self, error: BaseException, provider_id: str) -> None:
         """Record a fallback of the turn and tell the config's ``on_fallback``."""

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from agentos.core.messages import ContentPart
+from agentos.core.messages import ContentPart, ToolResult
+from agentos.gmi.turn_options import TurnOptions
 
 __all__ = ["GMIInteractionType", "GMITurnInput"]
 
@@ -25,11 +26,11 @@ class GMIInteractionType(StrEnum):
 class GMITurnInput:
     """One turn's input.
 
-    ``metadata["options"]`` holds the turn's completion options (snake_case or the TypeScript
-    camelCase keys; the turn's value replaces the persona's); ``metadata`` may also hold
-    ``end_user_id`` (sent as the provider's end-user id on every call of the turn), and
-    ``conversation_history_for_prompt`` (a list of `Message`s that replaces the GMI's own history
-    in this turn's prompts when non-empty).
+    ``options`` is what the caller asks of this turn (`TurnOptions`: completion options over
+    the persona's, the system prompt texts, the end user's id, ...); the GMI reads nothing
+    else. ``tool_results`` is set on a tool continuation (`handle_tool_results()`): the
+    results it records, after which the paused round's turn goes on. ``metadata`` is the
+    host's own data, kept with the input and never read by the GMI.
     """
 
     interaction_id: str
@@ -40,4 +41,6 @@ class GMITurnInput:
     timestamp: float | None = None
     user_context_override: dict[str, Any] | None = None
     task_context_override: dict[str, Any] | None = None
+    options: TurnOptions = field(default_factory=TurnOptions)
+    tool_results: tuple[ToolResult, ...] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)

@@ -26,7 +26,6 @@ from agentos.gmi.retrieval import (
 )
 from agentos.gmi.services import GMIServices
 from agentos.gmi.state import GMIState
-from agentos.gmi.system_prompts import metadata_value
 from agentos.gmi.trace import ReasoningEntryType
 from agentos.gmi.turn_input import GMITurnInput
 
@@ -124,9 +123,8 @@ async def before_first_call(
                 token_budget=config.memory_context_token_budget,
             ),
         )
-    long_term = metadata_value(turn_input.metadata, "long_term_memory_context")
     found.retrieved_context = join_retrieved_context(
-        memory_text, rag_text, long_term if isinstance(long_term, str) else None
+        memory_text, rag_text, turn_input.options.long_term_memory_context
     )
     return found
 

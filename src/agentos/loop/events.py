@@ -71,7 +71,8 @@ class StepFinishedEvent:
     """A model step completed, its text as ``after_model_step`` left it.
 
     ``message`` is the assistant message the loop recorded for it; ``will_run_tools`` says
-    whether a tool round follows (the step asked for calls and offered tools).
+    whether a tool round follows (the step asked for calls, and offered tools or its loop runs
+    every call: ``StepLoop(run_all_calls=True)``).
     """
 
     step_index: int

@@ -23,16 +23,17 @@ The behaviours the two loops this one replaced did differently, decided once aga
 - **Schema guard.** A step asked for a schema offers no tools (the caller passes none); a
   replacement text from ``after_model_step`` is not applied to a schema answer the provider
   returned as a schema tool call (spec: Hooks).
-- **Which calls run.** A step's calls run only when the step offered tools: a call to a tool
-  never offered (a structured step offers none) ends the loop with that step, as it did on the
-  light path.
+- **Which calls run.** On the light path a step's calls run only when the step offered tools:
+  a call to a tool never offered (a structured step offers none) ends the loop with that step.
+  The GMI runs every call the model makes (spec: What a turn does, step 6), an unknown tool
+  answered with an error result: ``run_all_calls``.
 - **Billed failures.** A failed attempt counts the usage its error reports, else, when it
   failed after output, the step's last report (spec: Billed failures count), on every path.
 - **tool_choice** is ``auto`` on a step that offers tools unless set, and never sent without
   tools (spec: Completion options).
 
-The one parameter the spec makes differ between paths is ``fail_closed`` (a GMI turn's
-``execution_policy``); `ToolRound` says what it does.
+The parameters the spec makes differ between paths are ``fail_closed`` (a GMI turn's
+``execution_policy``; `ToolRound` says what it does) and ``run_all_calls`` (above).
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class StepLoop:
         tools: Sequence[ToolDefinition] = (),
         hooks: LoopHooks | None = None,
         fail_closed: bool = False,
+        run_all_calls: bool = False,
     ) -> None:
         self.turn = turn
         self.prompt = prompt
@@ -107,6 +109,7 @@ class StepLoop:
         self.max_steps = max_steps
         self.hooks = hooks or LoopHooks()
         self.fail_closed = fail_closed
+        self.run_all_calls = run_all_calls
         self.left_early: ModelUsage | None = None
         """What the step its reader left early is charged (DESIGN §5.19), else ``None``."""
         self.unannounced: list[ToolResult] = []
@@ -234,7 +237,7 @@ class StepLoop:
             usage=step.usage,
             replay_blocks=step.replay_blocks,
             finish=finish,
-            will_run_tools=bool(calls) and bool(self.tools),
+            will_run_tools=bool(calls) and (bool(self.tools) or self.run_all_calls),
         )
 
     async def _run_call(self, call: ToolCall) -> ToolResult:

@@ -3,9 +3,11 @@
 DESIGN §5.22: every call of the round starts at once (each asked of ``before_tool_call`` just
 before it runs); each result is recorded (``record``) and handed on in call order, whatever
 order the calls finish in. A round that stops early (its task cancelled, its reader gone)
-cancels the calls still running and records, in call order, the result of each call it had not
-handed on: the real one for a call that had finished, else the ``SYS_ABORTED`` error result
-(`stopped_tool_result`); those are left in ``unannounced`` for the caller to announce.
+cancels the calls still running and records, in call order, the ``SYS_ABORTED`` error result
+(`stopped_tool_result`) for each call it had not handed on, one that had finished included:
+a result counts once handed on (a session stores it then), so a stopped round leaves what a
+killed process leaves (DESIGN §5.21). Those results are left in ``unannounced`` for the caller
+to announce.
 
 With ``fail_closed`` (the GMI's ``execution_policy.tool_failure_mode``), the first failed
 result in call order stops the round: the calls after it that have not finished are cancelled
@@ -60,8 +62,8 @@ class ToolRound:
                     raise _round_failed(call, result)
         except BaseException:
             await _cancel(tasks[handed:])
-            for call, task in zip(self.calls[handed:], tasks[handed:], strict=True):
-                result = _finished(task) or stopped_tool_result(call)
+            for call in self.calls[handed:]:
+                result = stopped_tool_result(call)
                 self._record(Message.tool(result))
                 self.unannounced.append(result)
             raise

@@ -318,19 +318,15 @@ def compute_encoding(
     """
     valence_in = _unit(pad.valence)
     sentiment = _unit(content_sentiment)
-    arousal01 = (_unit(pad.arousal) + 1.0) / 2.0
+    affect = _encoding_affect(pad, sentiment, gmi_mood)
     weights = encoding_weights(traits)
 
-    valence = 0.7 * sentiment + 0.3 * valence_in
-    intensity = abs(valence) * arousal01
-    emotional_boost = 1.0 + intensity * weights.emotional * 0.5
-
+    emotional_boost = 1.0 + affect.intensity * weights.emotional * 0.5
     attention = _attention(features, weights)
-
     congruence = 1.0 + max(0.0, valence_in * sentiment) * weights.emotional * 0.3
-    flashbulb = intensity > config.flashbulb_threshold
+    flashbulb = affect.intensity > config.flashbulb_threshold
 
-    factors = (arousal01, emotional_boost, attention, congruence)
+    factors = (affect.arousal, emotional_boost, attention, congruence)
     strength, stability = _strength_and_stability(config, factors, flashbulb)
     importance = min(1.0, 0.6 * strength + 0.4 * attention)
 
@@ -340,13 +336,24 @@ def compute_encoding(
         importance=importance,
         flashbulb=flashbulb,
         attention=attention,
-        emotional_context=EmotionalContext(
-            valence=valence,
-            arousal=arousal01,
-            dominance=_unit(pad.dominance),
-            intensity=intensity,
-            gmi_mood=gmi_mood,
-        ),
+        emotional_context=affect,
+    )
+
+
+def _encoding_affect(pad: PAD, sentiment: float, gmi_mood: str | None) -> EmotionalContext:
+    """The affect stored on the trace: ``v``, ``a``, the dominance and ``intensity = |v|·a``.
+
+    ``sentiment`` is already clamped; ``v = 0.7·sentiment + 0.3·pad.valence`` and
+    ``a = (pad.arousal + 1) / 2`` as in `compute_encoding`.
+    """
+    arousal01 = (_unit(pad.arousal) + 1.0) / 2.0
+    valence = 0.7 * sentiment + 0.3 * _unit(pad.valence)
+    return EmotionalContext(
+        valence=valence,
+        arousal=arousal01,
+        dominance=_unit(pad.dominance),
+        intensity=abs(valence) * arousal01,
+        gmi_mood=gmi_mood,
     )
 
 

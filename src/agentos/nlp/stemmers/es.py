@@ -165,10 +165,23 @@ def _cut(word: str, suffix: str) -> str:
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The stem natural's ``PorterStemmerEs.stem(word)`` gives (for lower-case input)."""
-    length = len(word)
-    if length < 2:
+    if len(word) < 2:
         return _remove_accent(word)
+    r1, r2, rv = _regions(word)
+    word = _step0_attached_pronoun(word, rv)
+    after0 = word
+    word = _step1_standard_suffix(word, r1, r2)
+    if word == after0:
+        word = _step2a_verb_suffix_y(word, rv)
+        if word == after0:
+            word = _step2b_other_verb_suffix(word, rv)
+    word = _step3_residual_suffix(word, rv)
+    return _remove_accent(word)
 
+
+def _regions(word: str) -> tuple[int, int, int]:
+    # R1, R2 and RV as natural computes them (RV only for words longer than 3).
+    length = len(word)
     r1 = r2 = rv = length
     i = 0
     while i < length - 1 and r1 == length:
@@ -187,63 +200,61 @@ def stem(word: str) -> str:
             rv = _next(word, 2, vowel=False) + 1
         else:
             rv = 3
+    return r1, r2, rv
 
-    r1_text, r2_text, rv_text = word[r1:], word[r2:], word[rv:]
-    original = word
 
-    # Step 0: attached pronoun.
+def _step0_attached_pronoun(word: str, rv: int) -> str:
     suffix = _longest_suffix(word, _PRONOUNS)
     if suffix:
-        before = _cut(rv_text, suffix)
+        before = _cut(word[rv:], suffix)
         if _longest_suffix(before, _PRE_ACCENTED):
-            word = _remove_accent(_cut(word, suffix))
-        elif _longest_suffix(before, _PRE_PLAIN) or _cut(word, suffix).endswith("uyendo"):
-            word = _cut(word, suffix)
-    if word != original:
-        r1_text, r2_text, rv_text = word[r1:], word[r2:], word[rv:]
+            return _remove_accent(_cut(word, suffix))
+        if _longest_suffix(before, _PRE_PLAIN) or _cut(word, suffix).endswith("uyendo"):
+            return _cut(word, suffix)
+    return word
 
-    # Step 1: standard suffix removal.
-    after0 = word
+
+def _step1_standard_suffix(word: str, r1: int, r2: int) -> str:
+    # The first row of _STEP1 whose suffix ends its region is applied.
     for region, suffixes, replacement in _STEP1:
-        text = r2_text if region == "r2" else r1_text
+        text = word[r2:] if region == "r2" else word[r1:]
         suf = _longest_suffix(text, suffixes)
         if suf:
-            word = _cut(word, suf) + replacement
-            break
-    if word != after0:
-        r1_text, r2_text, rv_text = word[r1:], word[r2:], word[rv:]
-    after1 = word
+            return _cut(word, suf) + replacement
+    return word
 
-    if after0 == after1:
-        # Step 2a: verb suffixes beginning with y, after u.
-        suf = _longest_suffix(rv_text, _STEP2A)
-        if suf and word[len(word) - len(suf) - 1 : len(word) - len(suf)] == "u":
-            word = _cut(word, suf)
-        if word != after1:
-            r1_text, r2_text, rv_text = word[r1:], word[r2:], word[rv:]
-        if word == after1:
-            # Step 2b: other verb suffixes.
-            suf = _longest_suffix(rv_text, _STEP2B)
-            if suf:
-                word = _cut(word, suf)
-            else:
-                suf = _longest_suffix(rv_text, _STEP2B_EN)
-                if suf:
-                    word = _cut(word, suf)
-                    if word.endswith("gu"):
-                        word = word[:-1]
 
-    # Step 3: residual suffix.
+def _step2a_verb_suffix_y(word: str, rv: int) -> str:
+    # Verb suffixes beginning with y, after u.
+    suf = _longest_suffix(word[rv:], _STEP2A)
+    if suf and word[len(word) - len(suf) - 1 : len(word) - len(suf)] == "u":
+        return _cut(word, suf)
+    return word
+
+
+def _step2b_other_verb_suffix(word: str, rv: int) -> str:
+    rv_text = word[rv:]
+    suf = _longest_suffix(rv_text, _STEP2B)
+    if suf:
+        return _cut(word, suf)
+    suf = _longest_suffix(rv_text, _STEP2B_EN)
+    if suf:
+        word = _cut(word, suf)
+        if word.endswith("gu"):
+            word = word[:-1]
+    return word
+
+
+def _step3_residual_suffix(word: str, rv: int) -> str:
     rv_text = word[rv:]
     suf = _longest_suffix(rv_text, _STEP3)
     if suf:
-        word = _cut(word, suf)
-    elif _longest_suffix(rv_text, ("e", "é")):
+        return _cut(word, suf)
+    if _longest_suffix(rv_text, ("e", "é")):
         word = word[:-1]
-        rv_text = word[rv:]
-        if rv_text.endswith("u") and word.endswith("gu"):
+        if word[rv:].endswith("u") and word.endswith("gu"):
             word = word[:-1]
-    return _remove_accent(word)
+    return word
 
 
 def _next(word: str, start: int, *, vowel: bool) -> int:

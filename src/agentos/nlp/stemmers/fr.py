@@ -101,9 +101,33 @@ def _regions(token: str) -> tuple[int, int, int]:
     return r1, r2, rv
 
 
+_Step1Result = tuple[str, bool] | None
+"""A step 1 group's answer: the token and natural's ``doStep2a``, or ``None`` (no suffix of
+the group matched: the next group is tried)."""
+
+
 def _step1(token: str, r1: int, r2: int, rv: int) -> tuple[str, bool]:
-    """Standard suffix removal; returns the token and natural's ``doStep2a``."""
-    r1t, r2t, rvt = token[r1:], token[r2:], token[rv:]
+    """Standard suffix removal; returns the token and natural's ``doStep2a``.
+
+    The suffix groups are tried in natural's order; the first that matches ends the step.
+    """
+    for group in (
+        _step1_noun_suffixes,
+        _step1_ement,
+        _step1_ite,
+        _step1_if,
+        _step1_aux_euse,
+        _step1_adverbs,
+    ):
+        found = group(token, r1, r2, rv)
+        if found is not None:
+            return found
+    return token, False
+
+
+def _step1_noun_suffixes(token: str, r1: int, r2: int, rv: int) -> _Step1Result:
+    """ance, ique, isme, ...; (ic)ation, atrice, ...; logie; usion, ution; ence."""
+    r2t = token[r2:]
     suf = _longest(r2t, ("ance", "iqUe", "isme", "able", "iste", "eux", "ances", "iqUes",
                          "ismes", "ables", "istes"))  # fmt: skip
     if suf:
@@ -126,6 +150,12 @@ def _step1(token: str, r1: int, r2: int, rv: int) -> tuple[str, bool]:
     suf = _longest(r2t, ("ence", "ences"))
     if suf:
         return _cut(token, len(suf)) + "ent", False
+    return None
+
+
+def _step1_ement(token: str, r1: int, r2: int, rv: int) -> _Step1Result:
+    """issement, ativement, ivement, eusement, ablement, ièrement, ement (and plurals)."""
+    r1t, r2t, rvt = token[r1:], token[r2:], token[rv:]
     suf = _longest(r1t, ("issement", "issements"))
     if suf:
         if not _is_vowel(_char(token, len(token) - len(suf) - 1)):
@@ -157,6 +187,12 @@ def _step1(token: str, r1: int, r2: int, rv: int) -> tuple[str, bool]:
     suf = _longest(rvt, ("ement", "ements"))
     if suf:
         return _cut(token, len(suf)), False
+    return None
+
+
+def _step1_ite(token: str, r1: int, r2: int, rv: int) -> _Step1Result:
+    """icité, abilité, ité (and plurals)."""
+    r2t = token[r2:]
     suf = _longest(token, ("icité", "icités"))
     if suf:
         if _longest(r2t, ("icité", "icités")):
@@ -170,6 +206,12 @@ def _step1(token: str, r1: int, r2: int, rv: int) -> tuple[str, bool]:
     suf = _longest(r2t, ("ité", "ités"))
     if suf:
         return _cut(token, len(suf)), False
+    return None
+
+
+def _step1_if(token: str, r1: int, r2: int, rv: int) -> _Step1Result:
+    """icatif, atif, if (and their feminine and plural forms)."""
+    r2t = token[r2:]
     icatif = ("icatif", "icative", "icatifs", "icatives")
     if _longest(token, icatif):
         suf = _longest(r2t, icatif)
@@ -186,16 +228,27 @@ def _step1(token: str, r1: int, r2: int, rv: int) -> tuple[str, bool]:
     suf = _longest(r2t, ("if", "ive", "ifs", "ives"))
     if suf:
         return _cut(token, len(suf)), False
+    return None
+
+
+def _step1_aux_euse(token: str, r1: int, r2: int, rv: int) -> _Step1Result:
+    """eaux, aux, euse, euses."""
     if token.endswith("eaux"):
         return _cut(token, 4) + "eau", False
-    if r1t.endswith("aux"):
+    if token[r1:].endswith("aux"):
         return _cut(token, 3) + "al", False
-    suf = _longest(r2t, ("euse", "euses"))
+    suf = _longest(token[r2:], ("euse", "euses"))
     if suf:
         return _cut(token, len(suf)), False
-    suf = _longest(r1t, ("euse", "euses"))
+    suf = _longest(token[r1:], ("euse", "euses"))
     if suf:
         return _cut(token, len(suf)) + "eux", False
+    return None
+
+
+def _step1_adverbs(token: str, r1: int, r2: int, rv: int) -> _Step1Result:
+    """amment, emment, ment, ments: the removals after which step 2a runs."""
+    rvt = token[rv:]
     if rvt.endswith("amment"):
         return _cut(token, 6) + "ant", True
     if rvt.endswith("emment"):
@@ -205,7 +258,7 @@ def _step1(token: str, r1: int, r2: int, rv: int) -> tuple[str, bool]:
         before = _char(token, len(token) - len(suf) - 1)
         if before is not None and _is_vowel(before) and rvt.endswith(before + suf):
             return _cut(token, len(suf)), True
-    return token, False
+    return None
 
 
 def _step2(token: str, before_step1: str, do_step2a: bool, r2: int, rv: int) -> str:

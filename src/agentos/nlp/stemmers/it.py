@@ -75,10 +75,20 @@ def stem(word: str) -> str:
     """The stem natural's ``PorterStemmerIt.stem(word)`` gives: Italian, lower-cased."""
     token = word.lower().translate(_ACUTE).replace("qu", "qU")
     token = _MARK.sub(_mark, token)
-    length = len(token)
-    if length < 3:
+    if len(token) < 3:
         return token
+    r1, r2, rv = _regions(token)
+    token = _step0_attached_pronoun(token, rv)
+    after0 = token
+    token = _step1_standard_suffix(token, r1, r2, rv)
+    if token == after0:
+        token = _step2_verb_suffix(token, rv)
+    return _step3_residual_suffix(token, rv).lower()
 
+
+def _regions(token: str) -> tuple[int, int, int]:
+    # R1, R2 and RV as natural computes them (RV only for words longer than 3).
+    length = len(token)
     r1 = r2 = rv = length
     i = 0
     while i < length - 1 and r1 == length:
@@ -97,38 +107,41 @@ def stem(word: str) -> str:
             rv = next((j for j in range(2, length) if token[j] not in _VOWELS), length) + 1
         else:
             rv = 3
+    return r1, r2, rv
 
-    regions = {"r1": token[r1:], "r2": token[r2:], "rv": token[rv:]}
-    original = token
 
-    # Step 0: attached pronoun (both branches are tested on the text before either applies).
+def _step0_attached_pronoun(token: str, rv: int) -> str:
+    # Both branches are tested on the text before either applies.
     suf = _first_suffix(token, _PRONOUNS)
     if suf:
-        before = _cut(regions["rv"], suf)
+        before = _cut(token[rv:], suf)
         pre1 = _first_suffix(before, ("ando", "endo"))
         pre2 = _first_suffix(before, ("ar", "er", "ir"))
         if pre1:
             token = _cut(token, suf)
         if pre2:
             token = _cut(token, suf) + "e"
-    if token != original:
-        regions = {"r1": token[r1:], "r2": token[r2:], "rv": token[rv:]}
-    after0 = token
+    return token
 
-    # Step 1: standard suffix removal.
+
+def _step1_standard_suffix(token: str, r1: int, r2: int, rv: int) -> str:
+    # The first row of _STEP1 whose suffix ends its region is applied.
+    regions = {"r1": token[r1:], "r2": token[r2:], "rv": token[rv:]}
     for region, suffixes, replacement in _STEP1:
         suf = _first_suffix(regions[region], suffixes)
         if suf:
-            token = _cut(token, suf) + replacement
-            break
+            return _cut(token, suf) + replacement
+    return token
 
-    # Step 2: verb suffixes, if step 1 removed nothing.
-    if token == after0:
-        suf = _first_suffix(token[rv:], _STEP2)
-        if suf:
-            token = _cut(token, suf)
 
-    # Step 3: always.
+def _step2_verb_suffix(token: str, rv: int) -> str:
+    # Run only when step 1 removed nothing.
+    suf = _first_suffix(token[rv:], _STEP2)
+    return _cut(token, suf) if suf else token
+
+
+def _step3_residual_suffix(token: str, rv: int) -> str:
+    # Always run: a final vowel (and an i before it), then ch / gh ending RV lose their h.
     suf = _first_suffix(token[rv:], _STEP3A)
     if suf:
         token = _cut(token, suf)
@@ -137,4 +150,4 @@ def stem(word: str) -> str:
         token = token[:-2] + "c"
     elif rv_text.endswith("gh"):
         token = token[:-2] + "g"
-    return token.lower()
+    return token
