@@ -33,7 +33,7 @@ from agentos.api import (
     agent,
 )
 from agentos.api.warnings import UnappliedOptionsWarning
-from agentos.gmi.prompt_engine import ContextWindowExceededError
+from agentos.core.errors import ContextWindowExceededError
 from agentos.llm.budget import SpendBudget
 from agentos.persona.personality import PERSONALITY_HEADING, personality_section
 from agentos.testing import ScriptedModel, ScriptStep

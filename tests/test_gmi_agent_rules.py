@@ -11,10 +11,9 @@ import pytest
 from agentos.api.abort import AbortSignal
 from agentos.api.gmi_agent import gmi
 from agentos.api.results import ErrorPart, FinishPart
-from agentos.core.errors import GMIError
+from agentos.core.errors import ContextWindowExceededError, GMIError
 from agentos.core.messages import Message, Role, ToolCall
 from agentos.core.usage import ModelUsage
-from agentos.gmi.prompt_engine import ContextWindowExceededError
 from agentos.llm.budget import SpendBudget
 from agentos.storage.ledger import InMemoryUsageLedger
 from agentos.storage.unfinished_turns import is_partial

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.errors import ContextWindowExceededError, GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.gmi import (
     DISCOVERY_PRIORITY,
@@ -13,7 +13,6 @@ from agentos.gmi import (
     ROLLING_SUMMARY_PRIORITY,
     SKILLS_PRIORITY,
     VERBOSITY_PREFERENCE_PRIORITY,
-    ContextWindowExceededError,
     PromptEngine,
     SystemPrompt,
     history_budget,

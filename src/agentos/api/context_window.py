@@ -7,8 +7,8 @@ a model the catalog knows is refused with `ContextWindowExceededError` before it
 
 from __future__ import annotations
 
+from agentos.core.errors import ContextWindowExceededError
 from agentos.core.messages import ContentPart, Message
-from agentos.gmi.prompt_engine import ContextWindowExceededError
 from agentos.llm import catalog
 from agentos.llm.model import ModelRequest
 from agentos.llm.resolve import resolve_model

@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack, cast
 
 from agentos.core.messages import ContentPart, Message, Role
-from agentos.gmi.options import thinking_budget_tokens
 from agentos.llm.budget import SpendBudget
 from agentos.llm.gateway import (
     CompletionGateway,
@@ -22,7 +21,7 @@ from agentos.llm.gateway import (
     Router,
 )
 from agentos.llm.metering import MeteringContext
-from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice
+from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice, thinking_budget_tokens
 from agentos.loop import LoopHooks
 from agentos.storage.ledger import UsageLedger
 from agentos.tools.tool import Tool

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["GMIError", "GMIErrorCode"]
+__all__ = ["ContextWindowExceededError", "GMIError", "GMIErrorCode"]
 
 
 class GMIErrorCode(StrEnum):
@@ -145,3 +145,20 @@ class GMIError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={str(self.code)!r}, message={self.message!r})"
+
+
+class ContextWindowExceededError(GMIError):
+    """A request cannot fit the context window of a model the catalog knows.
+
+    Raised before the request is sent. ``details`` holds ``provider``, ``model``,
+    ``context_window`` and ``required_tokens`` (the estimate with no earlier message).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        details: dict[str, Any] | None = None,
+        *,
+        component: str | None = "PromptEngine",
+    ) -> None:
+        super().__init__(message, GMIErrorCode.GMI_CONTEXT_ERROR, details, component=component)

@@ -1,5 +1,6 @@
 """The GMI layer (rank 3): the GMI and its turn loop, history and prompt construction."""
 
+from agentos.core.errors import ContextWindowExceededError
 from agentos.gmi.chunks import (
     GMIOutput,
     GMIOutputChunk,
@@ -55,7 +56,6 @@ from agentos.gmi.prompt_engine import (
     SKILLS_PRIORITY,
     VERBOSITY_PREFERENCE_PRIORITY,
     BuiltPrompt,
-    ContextWindowExceededError,
     PromptEngine,
     SystemPrompt,
     history_budget,

@@ -22,13 +22,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentos.gmi.turn_options import TurnOptions
-from agentos.llm.model import CompletionOptions
+from agentos.llm.model import CompletionOptions, thinking_budget_tokens
 from agentos.persona.definition import PersonaDefinition
 
 __all__ = [
     "FORWARDED_COMPLETION_OPTION_KEYS",
     "forwarded_options",
-    "thinking_budget_tokens",
     "to_completion_options",
 ]
 
@@ -85,20 +84,6 @@ def forwarded_options(
     else:
         merged.pop("tool_choice", None)
     return merged
-
-
-def thinking_budget_tokens(thinking: object) -> int | None:
-    """The reasoning token budget a ``thinking`` setting asks for, or ``None``.
-
-    A whole number is the budget; a mapping gives it as ``budget_tokens`` (or the TypeScript
-    ``budgetTokens``); anything else (``True``, ``None``) asks for no budget of its own.
-    """
-    if isinstance(thinking, int) and not isinstance(thinking, bool):
-        return thinking
-    if isinstance(thinking, Mapping):
-        value = thinking.get("budget_tokens", thinking.get("budgetTokens"))
-        return int(value) if value is not None else None
-    return None
 
 
 def to_completion_options(forwarded: Mapping[str, Any]) -> CompletionOptions:

@@ -24,9 +24,8 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.errors import ContextWindowExceededError
 from agentos.core.messages import Message
 from agentos.core.tokens import estimate_tokens, message_text_for_estimate
 from agentos.gmi.history import normalize_history
@@ -44,7 +43,6 @@ __all__ = [
     "SKILLS_PRIORITY",
     "VERBOSITY_PREFERENCE_PRIORITY",
     "BuiltPrompt",
-    "ContextWindowExceededError",
     "PromptEngine",
     "SystemPrompt",
     "history_budget",
@@ -70,23 +68,6 @@ FORMAT_PREFERENCE_PRIORITY = 91
 
 HISTORY_BUDGET_PERCENT = 35
 """The history's share of the serving model's context window, in percent."""
-
-
-class ContextWindowExceededError(GMIError):
-    """A request cannot fit the context window of a model the catalog knows.
-
-    Raised before the request is sent. ``details`` holds ``provider``, ``model``,
-    ``context_window`` and ``required_tokens`` (the estimate with no earlier message).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        details: dict[str, Any] | None = None,
-        *,
-        component: str | None = "PromptEngine",
-    ) -> None:
-        super().__init__(message, GMIErrorCode.GMI_CONTEXT_ERROR, details, component=component)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ can put that message in the prompt itself (`schema_prompt_for`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
@@ -28,6 +28,7 @@ from agentos.core.messages import Message, ReplayBlock, Role, ToolCall
 from agentos.core.usage import ModelUsage
 
 __all__ = [
+    "thinking_budget_tokens",
     "CacheDiagnosticsRequest",
     "ChatModel",
     "CompletionOptions",
@@ -298,3 +299,17 @@ async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterato
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+def thinking_budget_tokens(thinking: object) -> int | None:
+    """The reasoning token budget a ``thinking`` setting asks for, or ``None``.
+
+    A whole number is the budget; a mapping gives it as ``budget_tokens`` (or the TypeScript
+    ``budgetTokens``); anything else (``True``, ``None``) asks for no budget of its own.
+    """
+    if isinstance(thinking, int) and not isinstance(thinking, bool):
+        return thinking
+    if isinstance(thinking, Mapping):
+        value = thinking.get("budget_tokens", thinking.get("budgetTokens"))
+        return int(value) if value is not None else None
+    return None
