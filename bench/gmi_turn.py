@@ -1,6 +1,6 @@
 """``gmi_turn``: one turn's overhead, agentos against pydantic-ai and openai-agents, no latency.
 
-Candidate: an `agentos.gmi.GMI` initialized with ``GMIConfig(model=ScriptedModel(<function>),
+Candidate: an `agentos.substrate.GMI` initialized with ``GMIConfig(model=ScriptedModel(<function>),
 tool_orchestrator=ToolOrchestrator([lookup], check_capabilities=False))`` and a plain
 `PersonaDefinition` (no sentiment tracking, no memory, no RAG), driven through
 ``process_turn_stream`` with every chunk read and ``await stream.output()``. Baseline:
@@ -60,8 +60,8 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import agentos
-from agentos.gmi import GMI, GMIConfig, GMIOutputChunkType, GMITurnInput, ToolResultPayload
 from agentos.persona import PersonaDefinition
+from agentos.substrate import GMI, GMIConfig, GMIOutputChunkType, GMITurnInput, ToolResultPayload
 from agentos.testing import ScriptedModel
 from agentos.tools import ToolOrchestrator
 from bench.agents_models import AgentsTurns, require_openai_agents, tool_outputs

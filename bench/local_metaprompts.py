@@ -46,11 +46,11 @@ from typing import Any, ClassVar
 from agentos.api.gmi_agent import GmiAgent, gmi
 from agentos.api.gmi_session import GmiSession
 from agentos.cli.chat_session import SamplingModel, moods_set
-from agentos.gmi.events import GMIEvent, GMIEventType
-from agentos.gmi.mood import GMIMood
-from agentos.gmi.trace import ReasoningEntryType
 from agentos.llm.local import LocalModel
 from agentos.persona.metaprompt_presets import PRESET_NAMES, get_preset_metaprompt
+from agentos.substrate.events import GMIEvent, GMIEventType
+from agentos.substrate.mood import GMIMood
+from agentos.substrate.trace import ReasoningEntryType
 from bench.local_stream import settle_local_workers
 from bench.registry import Benchmark, Metric, Sample, register
 from bench.runner import print_progress

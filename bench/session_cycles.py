@@ -36,7 +36,7 @@ from typing import ClassVar
 
 from agentos.api.gmi_agent import GmiAgent, gmi
 from agentos.api.gmi_session import GmiSession
-from agentos.gmi import GMI
+from agentos.substrate import GMI
 from agentos.testing import ScriptedModel
 from bench.registry import Benchmark, Metric, Sample, register
 

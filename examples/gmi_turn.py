@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 
 from agentos import get_built_in_persona, tool
-from agentos.gmi import GMI, GMIConfig, GMIOutput, GMIOutputChunkType, GMITurnInput
 from agentos.llm.model import ChatModel
 from agentos.llm.resolve import resolve_model
+from agentos.substrate import GMI, GMIConfig, GMIOutput, GMIOutputChunkType, GMITurnInput
 from agentos.tools import ToolOrchestrator
 
 

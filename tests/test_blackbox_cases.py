@@ -1,6 +1,6 @@
 """Black-box cases 31, 41, 42, 47 and 48 of the reference (typescript-implementation.md §3).
 
-Each test drives the public API (``agentos.persona``, ``agentos.gmi``, ``agentos.tools``) and
+Each test drives the public API (``agentos.persona``, ``agentos.substrate``, ``agentos.tools``) and
 asserts the values the case gives. Where our behaviour differs from the TypeScript one on
 purpose, the test's docstring says so and why.
 """
@@ -12,20 +12,6 @@ from typing import Any
 import pytest
 
 from agentos.core import GMIErrorCode, Message, Role, ToolCall, ToolResult
-from agentos.gmi import (
-    DISCOVERY_PRIORITY,
-    FORMAT_PREFERENCE_PRIORITY,
-    GMI,
-    PERSONA_BASE_PRIORITY,
-    PROFILE_PRIORITY,
-    ROLLING_SUMMARY_PRIORITY,
-    SKILLS_PRIORITY,
-    SUMMARY_PREFIX,
-    VERBOSITY_PREFERENCE_PRIORITY,
-    ConversationHistoryManager,
-    PromptEngine,
-    SystemPrompt,
-)
 from agentos.llm.model import ModelRequest
 from agentos.persona import (
     BUILT_IN_PERSONAS,
@@ -39,6 +25,20 @@ from agentos.persona import (
     classify_persona_strict,
     validate_persona,
     validate_personas,
+)
+from agentos.substrate import (
+    DISCOVERY_PRIORITY,
+    FORMAT_PREFERENCE_PRIORITY,
+    GMI,
+    PERSONA_BASE_PRIORITY,
+    PROFILE_PRIORITY,
+    ROLLING_SUMMARY_PRIORITY,
+    SKILLS_PRIORITY,
+    SUMMARY_PREFIX,
+    VERBOSITY_PREFERENCE_PRIORITY,
+    ConversationHistoryManager,
+    PromptEngine,
+    SystemPrompt,
 )
 from agentos.tools import (
     HITL_REJECTED,

@@ -29,7 +29,6 @@ from agentos import (
     gmi,
     stream_text,
 )
-from agentos.gmi import GMI, GMIConfig, TurnOptions
 from agentos.llm import (
     FallbackLeg,
     GatewayDefaults,
@@ -38,6 +37,7 @@ from agentos.llm import (
     create_completion_gateway,
 )
 from agentos.llm.credentials import ProviderCredentials
+from agentos.substrate import GMI, GMIConfig, TurnOptions
 from agentos.testing import ScriptedModel
 from fakes.gmi_helpers import persona, run, turn
 from fakes.loopback import LoopbackServer, RecordedRequest, Reply

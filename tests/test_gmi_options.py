@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agentos.gmi.options import (
+from agentos.llm.model import CompletionOptions
+from agentos.persona import PersonaDefinition
+from agentos.persona.definition import ModelCompletionOptions
+from agentos.substrate.options import (
     FORWARDED_COMPLETION_OPTION_KEYS,
     forwarded_options,
     to_completion_options,
 )
-from agentos.gmi.turn_options import TurnOptions
-from agentos.llm.model import CompletionOptions
-from agentos.persona import PersonaDefinition
-from agentos.persona.definition import ModelCompletionOptions
+from agentos.substrate.turn_options import TurnOptions
 
 
 def _persona(options: dict[str, Any] | None = None) -> PersonaDefinition:

@@ -29,9 +29,9 @@ from agentos.api.gmi_agent import GmiAgent, gmi
 from agentos.core.errors import GMIError
 from agentos.core.messages import Message, Role, ToolCall
 from agentos.core.usage import ModelUsage
-from agentos.gmi import GMI, GMIPrimeState
 from agentos.memory import InMemoryMemoryStore, SQLiteMemoryStore
 from agentos.storage.session_store import InMemorySessionStore, SessionStore, SQLiteSessionStore
+from agentos.substrate import GMI, GMIPrimeState
 from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from fakes.tools import add
 

@@ -9,7 +9,7 @@ import pytest
 
 from agentos.core.errors import GMIError
 from agentos.core.messages import Message, ToolCall, ToolResult
-from agentos.gmi import (
+from agentos.substrate import (
     GMIOutputChunkType,
     GMIPrimeState,
     StepFinishedPayload,
@@ -292,7 +292,7 @@ async def test_set_personality_trait_refuses_bad_input(
 
 
 async def test_after_model_step_replaces_the_steps_text_in_history_and_output() -> None:
-    from agentos.gmi import StepInfo
+    from agentos.substrate import StepInfo
 
     seen: list[StepInfo] = []
 
@@ -346,9 +346,9 @@ async def test_before_tool_call_skips_or_rewrites_calls_and_a_failing_hook_is_ig
 
 
 async def test_on_fallback_is_called_through_the_gmis_own_callback() -> None:
-    from agentos.gmi import GMI, GMIConfig
     from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
+    from agentos.substrate import GMI, GMIConfig
 
     primary = ScriptedModel([ScriptStep.fail(503, "down")], provider_id="a")
     backup = ScriptedModel(["served"], provider_id="b")

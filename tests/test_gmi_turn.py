@@ -5,7 +5,7 @@ from typing import Any
 
 from agentos.core.messages import Role, ToolCall
 from agentos.core.usage import ModelUsage
-from agentos.gmi import (
+from agentos.substrate import (
     GMI,
     GMIConfig,
     GMIOutputChunk,

@@ -4,7 +4,8 @@ memory context and what runs after the turn (spec: What a turn does; reference c
 from __future__ import annotations
 
 from agentos.core.messages import Role, ToolCall
-from agentos.gmi import (
+from agentos.persona import PersonaDefinition
+from agentos.substrate import (
     TASK_CONTEXT_KEY,
     USER_CONTEXT_KEY,
     GMIMood,
@@ -15,7 +16,6 @@ from agentos.gmi import (
     RetrievedChunk,
     TurnOptions,
 )
-from agentos.persona import PersonaDefinition
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools import ToolOrchestrator
 from agentos.tools.tool import tool
@@ -135,7 +135,7 @@ async def test_contexts_start_from_defaults_persona_and_working_memory() -> None
     assert stored_task["status"] == "in_progress"
 
     # A GMI rebuilt over the same working memory picks its contexts and mood back up.
-    from agentos.gmi import GMI, GMIConfig
+    from agentos.substrate import GMI, GMIConfig
 
     await gmi.working_memory.set("current_gmi_mood", "curious")
     again = GMI("g2")
@@ -346,7 +346,7 @@ def _schema_text(model: ScriptedModel) -> str:
 
 
 async def test_a_hop_without_a_schema_payload_shows_the_hook_the_schema_message() -> None:
-    from agentos.gmi import ModelCallInfo
+    from agentos.substrate import ModelCallInfo
 
     model = ScriptedModel(['{"name": "Ana"}'], schema_in_payload=False)
     seen: list[list[tuple[Role, str]]] = []
@@ -369,7 +369,7 @@ async def test_a_hop_without_a_schema_payload_shows_the_hook_the_schema_message(
 
 async def test_a_hook_that_removes_the_schema_message_removes_it() -> None:
     from agentos.core.messages import Message
-    from agentos.gmi import ModelCallInfo
+    from agentos.substrate import ModelCallInfo
 
     model = ScriptedModel(['{"name": "Ana"}'], schema_in_payload=False)
     instruction = _schema_text(model)
@@ -383,7 +383,7 @@ async def test_a_hook_that_removes_the_schema_message_removes_it() -> None:
 
 
 async def test_a_hop_whose_payload_carries_the_schema_gets_no_schema_message() -> None:
-    from agentos.gmi import ModelCallInfo
+    from agentos.substrate import ModelCallInfo
 
     model = ScriptedModel(['{"name": "Ana"}'])
     seen: list[int] = []
@@ -406,9 +406,9 @@ async def test_a_plain_turn_gets_no_schema_message_even_without_a_schema_payload
 
 
 async def test_a_fallback_hop_without_a_schema_payload_gets_the_message_before_its_hook() -> None:
-    from agentos.gmi import GMI, GMIConfig, ModelCallInfo
     from agentos.llm.gateway import CompletionGateway, FallbackLeg, GatewayDefaults
     from agentos.llm.model import ChatModel
+    from agentos.substrate import GMI, GMIConfig, ModelCallInfo
 
     primary = ScriptedModel([ScriptStep.fail(529, "overloaded")], provider_id="a")
     backup = ScriptedModel(['{"name": "Ana"}'], provider_id="b", schema_in_payload=False)

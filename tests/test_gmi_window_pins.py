@@ -18,7 +18,7 @@ import pytest
 
 from agentos import gmi as gmi_agent
 from agentos.core.messages import Message, Role, ToolCall
-from agentos.gmi import GMI, ReasoningEntryType
+from agentos.substrate import GMI, ReasoningEntryType
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools import ToolOrchestrator
 from agentos.tools.tool import tool

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agentos.core.usage import ModelUsage
-from agentos.gmi import GMIOutputChunkType
 from agentos.llm.providers.openai import OpenAIModel
+from agentos.substrate import GMIOutputChunkType
 from fakes.gmi_helpers import make_gmi, run, turn
 from fakes.openai_server import ChunkMaker, OpenAIServer, stream_reply
 

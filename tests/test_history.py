@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
-from agentos.gmi import (
+from agentos.substrate import (
     DEFAULT_MAX_MESSAGES,
     ConversationHistoryManager,
     DroppedTurn,

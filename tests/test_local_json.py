@@ -22,7 +22,6 @@ from pydantic import BaseModel
 
 from agentos import GMIError, GMIErrorCode, generate_text, gmi
 from agentos.core.messages import Message
-from agentos.gmi import GMIMood, ReasoningEntryType
 from agentos.llm._local_llama import bundled_gguf_path, load_gguf
 from agentos.llm.local import (
     LOCAL_CONTEXT_WINDOW,
@@ -45,6 +44,7 @@ from agentos.persona import (
     get_preset_metaprompt,
     without_answer_format,
 )
+from agentos.substrate import GMIMood, ReasoningEntryType
 from agentos.testing import ScriptedModel, ScriptStep
 
 needs_local = pytest.mark.skipif(

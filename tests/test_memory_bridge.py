@@ -4,12 +4,12 @@ encoded after the turn with the GMI's mood, and the spec's scope rules (issue 6,
 from __future__ import annotations
 
 from agentos.core.messages import Role
-from agentos.gmi import GMIMood
-from agentos.gmi.memory_bridge import CognitiveMemoryBridge
 from agentos.memory.config import CognitiveMemoryConfig
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import TraceFilter
 from agentos.memory.trace import MemoryScope, MemoryType, SourceType
+from agentos.substrate import GMIMood
+from agentos.substrate.memory_bridge import CognitiveMemoryBridge
 from agentos.testing import FakeClock, HashEmbedder, ScriptedModel
 from fakes.gmi_helpers import make_gmi, persona, run, turn
 

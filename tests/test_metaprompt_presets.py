@@ -267,7 +267,7 @@ def test_preset_names_and_ids_in_order() -> None:
 
 def test_moods_are_exactly_the_gmi_moods() -> None:
     # Imported here: the gmi layer sits above persona and this is the only test that needs it.
-    from agentos.gmi.mood import GMIMood
+    from agentos.substrate.mood import GMIMood
 
     assert set(METAPROMPT_MOODS) == {mood.value for mood in GMIMood}
     assert "helpful" not in METAPROMPT_MOODS

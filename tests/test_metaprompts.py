@@ -13,16 +13,16 @@ import pytest
 from agentos.core.json_reply import parse_json_object
 from agentos.core.messages import Message
 from agentos.core.usage import ModelUsage
-from agentos.gmi import (
+from agentos.llm.budget import SpendBudget
+from agentos.llm.model import CompletionOptions, ToolDefinition
+from agentos.persona import get_preset_metaprompt
+from agentos.substrate import (
     GMI,
     GMIMood,
     GMIPrimeState,
     ReasoningEntryType,
     render_template,
 )
-from agentos.llm.budget import SpendBudget
-from agentos.llm.model import CompletionOptions, ToolDefinition
-from agentos.persona import get_preset_metaprompt
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.gmi_helpers import make_gmi, persona, run, turn
 
@@ -277,7 +277,7 @@ async def test_a_metaprompt_finds_no_model_when_another_provider_served_the_turn
         meta_prompts=[metaprompt("m", {"type": "manual"})],
     )
     gmi = GMI("g")
-    from agentos.gmi import GMIConfig
+    from agentos.substrate import GMIConfig
 
     await gmi.initialize(chosen, GMIConfig(gateway=gateway))
     await gmi.working_memory.set("manual_trigger_m", True)

@@ -4,7 +4,8 @@ import pytest
 
 from agentos.core.errors import ContextWindowExceededError, GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
-from agentos.gmi import (
+from agentos.llm.catalog import context_window
+from agentos.substrate import (
     DISCOVERY_PRIORITY,
     FORMAT_PREFERENCE_PRIORITY,
     PERSONA_BASE_PRIORITY,
@@ -18,7 +19,6 @@ from agentos.gmi import (
     history_budget,
     message_tokens,
 )
-from agentos.llm.catalog import context_window
 
 KNOWN = ("openai", "gpt-4o")  # 128,000 tokens
 UNKNOWN = ("openai", "no-such-model-xyz")

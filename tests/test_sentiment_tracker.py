@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agentos.core.messages import Message
-from agentos.gmi import GMI, GMIEvent, GMIEventType, SentimentThresholds, SentimentTracker
-from agentos.gmi.sentiment_tracker import SENTIMENT_HISTORY_KEY, matched_confusion_phrases
 from agentos.nlp import SentimentResult
+from agentos.substrate import GMI, GMIEvent, GMIEventType, SentimentThresholds, SentimentTracker
+from agentos.substrate.sentiment_tracker import SENTIMENT_HISTORY_KEY, matched_confusion_phrases
 from agentos.testing import ScriptedModel, ScriptStep
 from fakes.gmi_helpers import FakeUtility, make_gmi, persona, run, sentiment, turn
 

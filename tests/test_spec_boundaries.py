@@ -24,7 +24,6 @@ import pytest
 from agentos import gmi as gmi_agent
 from agentos.core.errors import GMIErrorCode
 from agentos.core.messages import Message, ToolCall
-from agentos.gmi import GMI, GMIEventType, GMIOutputChunkType, ReasoningEntryType
 from agentos.memory.scoring import Candidate, score_candidate, score_candidates
 from agentos.memory.trace import (
     DAY,
@@ -37,6 +36,7 @@ from agentos.memory.trace import (
 )
 from agentos.nlp import SentimentResult
 from agentos.persona import PersonaDefinition
+from agentos.substrate import GMI, GMIEventType, GMIOutputChunkType, ReasoningEntryType
 from agentos.testing import ScriptedModel, ScriptStep
 from agentos.tools import ToolOrchestrator
 from agentos.tools.tool import tool

@@ -6,7 +6,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentos.gmi import (
+from agentos.llm.budget import BudgetLike
+from agentos.llm.gateway import GatewayProviderManager
+from agentos.llm.model import ChatModel
+from agentos.nlp import SentimentResult, TokenScore, polarity_of
+from agentos.persona import PersonaDefinition
+from agentos.substrate import (
     GMI,
     GMIConfig,
     GMIMood,
@@ -21,11 +26,6 @@ from agentos.gmi import (
     RetrievedChunk,
     TurnExchange,
 )
-from agentos.llm.budget import BudgetLike
-from agentos.llm.gateway import GatewayProviderManager
-from agentos.llm.model import ChatModel
-from agentos.nlp import SentimentResult, TokenScore, polarity_of
-from agentos.persona import PersonaDefinition
 
 
 def persona(**extra: Any) -> PersonaDefinition:

@@ -25,10 +25,10 @@ from typing import Any, Unpack
 
 from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
-from agentos.gmi.gmi import GMI
 from agentos.llm.budget import SpendBudget
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.storage.session_store import SessionStore
+from agentos.substrate.gmi import GMI
 from agentos.tools.tool import Tool
 
 from .agent_export import AgentExport, export_agent_config

@@ -22,9 +22,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentos.core.messages import Message
-from agentos.gmi.config import GMIConfig
-from agentos.gmi.gmi import GMI
-from agentos.gmi.memory_bridge import CognitiveMemoryBridge
 from agentos.llm.budget import SpendBudget
 from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.embedding_resolve import EmbeddingSettings, resolve_embedder, verify_embedder
@@ -39,6 +36,9 @@ from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.store import MemoryStore
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.ledger import UsageLedger
+from agentos.substrate.config import GMIConfig
+from agentos.substrate.gmi import GMI
+from agentos.substrate.memory_bridge import CognitiveMemoryBridge
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
 

@@ -25,13 +25,13 @@ from typing import Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import GMIOutput
-from agentos.gmi.gmi import GMI
 from agentos.llm.budget import BudgetLike
 from agentos.llm.model import closing_stream
 from agentos.storage.history_events import HistoryEvent
 from agentos.storage.ledger import UsageLedger
 from agentos.storage.session_history import SessionHistoryBuffer
+from agentos.substrate.chunks import GMIOutput
+from agentos.substrate.gmi import GMI
 
 from .call_checks import check_call_options, check_prompt, refuse_unknown_options
 from .gmi_turn import GmiTurnRun

@@ -28,21 +28,21 @@ from typing import Any, cast
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import (
+from agentos.llm.budget import BudgetLike
+from agentos.llm.model import FinishReason
+from agentos.storage.session_history import SessionHistoryBuffer
+from agentos.storage.turn_writer import TurnWriter
+from agentos.substrate.chunks import (
     GMIOutput,
     GMIOutputChunk,
     GMIOutputChunkType,
     StepFinishedPayload,
     ToolResultPayload,
 )
-from agentos.gmi.gmi import GMI
-from agentos.gmi.turn_input import GMITurnInput
-from agentos.gmi.turn_options import TurnOptions
-from agentos.gmi.turn_stream import GMITurnStream
-from agentos.llm.budget import BudgetLike
-from agentos.llm.model import FinishReason
-from agentos.storage.session_history import SessionHistoryBuffer
-from agentos.storage.turn_writer import TurnWriter
+from agentos.substrate.gmi import GMI
+from agentos.substrate.turn_input import GMITurnInput
+from agentos.substrate.turn_options import TurnOptions
+from agentos.substrate.turn_stream import GMITurnStream
 
 from .abort import AbortSignal, abort_reason, is_aborted, wait_aborted
 from .call_checks import cache_diagnostics_request

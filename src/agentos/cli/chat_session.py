@@ -39,8 +39,6 @@ from agentos.api.cognition import CognitionProfile
 from agentos.api.gmi_agent import GmiAgent, gmi
 from agentos.api.gmi_session import GmiSession
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.gmi.events import GMIEvent
-from agentos.gmi.trace import ReasoningEntryType, ReasoningTraceEntry
 from agentos.llm.embedding import Embedder
 from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, closing_stream
 from agentos.memory.config import CognitiveMemoryConfig, RetrievalOptions
@@ -52,6 +50,8 @@ from agentos.persona.builtins import BUILT_IN_PERSONAS, get_built_in_persona
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage.session_store import SQLiteSessionStore
 from agentos.storage.sqlite import Database, open_database
+from agentos.substrate.events import GMIEvent
+from agentos.substrate.trace import ReasoningEntryType, ReasoningTraceEntry
 
 __all__ = [
     "DEFAULT_SESSION",

@@ -28,7 +28,7 @@ __all__ = [
     "without_answer_format",
 ]
 
-# The eight GMIMood values. agentos.gmi (rank 3) owns the enum and this module (rank 2) may not
+# The eight GMIMood values. substrate (rank 3) owns the enum and this module (rank 2) may not
 # import it, so the values are repeated here; tests compare the two. The TypeScript schema also
 # lists "helpful" and "patient", which are not moods: the executor ignores them, so asking the
 # model for them would only waste its answer.

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentos.gmi.turn_options import TurnOptions
 from agentos.llm.model import CompletionOptions, thinking_budget_tokens
 from agentos.persona.definition import PersonaDefinition
+from agentos.substrate.turn_options import TurnOptions
 
 __all__ = [
     "FORWARDED_COMPLETION_OPTION_KEYS",

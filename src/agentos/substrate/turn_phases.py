@@ -3,7 +3,7 @@
 Before the first model call: sentiment (step 1), retrieval (step 2) and memory context (step 3).
 After the last: the memory bridge encodes the exchange, a persona with turn-summary ingestion
 hands it to the retrieval augmentor, and the metaprompt triggers are checked (step 7). Each step
-calls an optional collaborator (`agentos.gmi.collaborators`); one that raises is recorded as a
+calls an optional collaborator (`agentos.substrate.collaborators`); one that raises is recorded as a
 WARNING in the reasoning trace and the turn goes on without it. Each phase receives the GMI's
 state (`GMIState`) and its services (`GMIServices`).
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentos.core.messages import Role
-from agentos.gmi.collaborators import RetrievedChunk, TurnExchange, TurnSentimentTracker
-from agentos.gmi.retrieval import (
+from agentos.substrate.collaborators import RetrievedChunk, TurnExchange, TurnSentimentTracker
+from agentos.substrate.retrieval import (
     join_retrieved_context,
     rag_config,
     retrieval_options,
@@ -24,10 +24,10 @@ from agentos.gmi.retrieval import (
     should_trigger_rag_retrieval,
     turn_summary_document,
 )
-from agentos.gmi.services import GMIServices
-from agentos.gmi.state import GMIState
-from agentos.gmi.trace import ReasoningEntryType
-from agentos.gmi.turn_input import GMITurnInput
+from agentos.substrate.services import GMIServices
+from agentos.substrate.state import GMIState
+from agentos.substrate.trace import ReasoningEntryType
+from agentos.substrate.turn_input import GMITurnInput
 
 __all__ = [
     "TurnContext",

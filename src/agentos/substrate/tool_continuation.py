@@ -14,7 +14,7 @@ from typing import Any, Literal, TypedDict
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
-from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
+from agentos.substrate.turn_input import GMIInteractionType, GMITurnInput
 from agentos.tools.orchestrator import tool_error_result
 
 __all__ = ["ExternalToolOutcome", "continuation_input", "outcome_result", "pending_tool_calls"]

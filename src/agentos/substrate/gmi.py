@@ -6,8 +6,8 @@
 
 A turn applies its user and task context overrides and records its input in the history. A user
 turn then scores sentiment, retrieves (RAG_SOURCES_AVAILABLE) and gathers memory context through
-the optional collaborators of `GMIConfig` (`agentos.gmi.turn_phases`), and builds its system
-prompts once (`agentos.gmi.system_prompts`). Model steps run through a completion gateway (a GMI
+the optional collaborators of `GMIConfig` (`agentos.substrate.turn_phases`), and builds its system
+prompts once (`substrate.system_prompts`). Model steps run through a completion gateway (a GMI
 configured with a single `ChatModel` wraps it in a gateway with no fallback): within a step each
 provider chunk yields its TEXT_DELTA / TOOL_CALL_REQUEST, a usage report its USAGE_UPDATE;
 STEP_FINISHED follows the step's last chunk; the step's tool calls then run concurrently
@@ -35,28 +35,28 @@ from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
-from agentos.gmi.chunks import GMIOutputChunkType
-from agentos.gmi.config import GMIConfig
-from agentos.gmi.events import GMIEventLog
-from agentos.gmi.history import ConversationHistoryManager, DroppedTurn
-from agentos.gmi.mood import GMIMood, PADState
-from agentos.gmi.services import GMIServices, resolve_services
-from agentos.gmi.state import GMIPrimeState, GMIState
-from agentos.gmi.tool_continuation import (
+from agentos.llm.gateway import GatewayProviderManager
+from agentos.persona.definition import HEXACO_TRAITS, PersonaDefinition
+from agentos.persona.metaprompt_presets import with_metaprompt_presets
+from agentos.substrate.chunks import GMIOutputChunkType
+from agentos.substrate.config import GMIConfig
+from agentos.substrate.events import GMIEventLog
+from agentos.substrate.history import ConversationHistoryManager, DroppedTurn
+from agentos.substrate.mood import GMIMood, PADState
+from agentos.substrate.services import GMIServices, resolve_services
+from agentos.substrate.state import GMIPrimeState, GMIState
+from agentos.substrate.tool_continuation import (
     ExternalToolOutcome,
     continuation_input,
     outcome_result,
     pending_tool_calls,
 )
-from agentos.gmi.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
-from agentos.gmi.turn import TurnCarry, TurnRunner
-from agentos.gmi.turn_input import GMITurnInput
-from agentos.gmi.turn_phases import scrub_dropped_turns
-from agentos.gmi.turn_stream import GMITurnStream
-from agentos.gmi.working_memory import InMemoryWorkingMemory
-from agentos.llm.gateway import GatewayProviderManager
-from agentos.persona.definition import HEXACO_TRAITS, PersonaDefinition
-from agentos.persona.metaprompt_presets import with_metaprompt_presets
+from agentos.substrate.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
+from agentos.substrate.turn import TurnCarry, TurnRunner
+from agentos.substrate.turn_input import GMITurnInput
+from agentos.substrate.turn_phases import scrub_dropped_turns
+from agentos.substrate.turn_stream import GMITurnStream
+from agentos.substrate.working_memory import InMemoryWorkingMemory
 
 __all__ = ["GMI"]
 

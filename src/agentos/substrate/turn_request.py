@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from agentos.gmi.options import forwarded_options, to_completion_options
-from agentos.gmi.services import GMIServices
-from agentos.gmi.state import GMIState
-from agentos.gmi.turn_hooks import TurnHooks
-from agentos.gmi.turn_options import TurnOptions
 from agentos.llm.gateway import GatewayTurn
 from agentos.llm.model import CacheDiagnosticsRequest, CompletionOptions, ToolDefinition
 from agentos.llm.resolve import prefixed_provider
 from agentos.persona.definition import PersonaDefinition
+from agentos.substrate.options import forwarded_options, to_completion_options
+from agentos.substrate.services import GMIServices
+from agentos.substrate.state import GMIState
+from agentos.substrate.turn_hooks import TurnHooks
+from agentos.substrate.turn_options import TurnOptions
 
 __all__ = [
     "begin_gateway_turn",

@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agentos.gmi.prompt_engine import (
+from agentos.persona.definition import PersonaDefinition
+from agentos.persona.personality import personality_section
+from agentos.substrate.prompt_engine import (
     DISCOVERY_PRIORITY,
     FORMAT_PREFERENCE_PRIORITY,
     PERSONA_BASE_PRIORITY,
@@ -35,9 +37,7 @@ from agentos.gmi.prompt_engine import (
     VERBOSITY_PREFERENCE_PRIORITY,
     SystemPrompt,
 )
-from agentos.gmi.turn_options import TurnOptions
-from agentos.persona.definition import PersonaDefinition
-from agentos.persona.personality import personality_section
+from agentos.substrate.turn_options import TurnOptions
 
 __all__ = [
     "MEMORY_PROVIDER_PRIORITY",

@@ -3,7 +3,7 @@
 Spec: Metaprompts; reference §1.6, trap §5.8. At the end of a turn that ended without error, the
 GMI asks it which of the persona's ``meta_prompts`` fire:
 
-- ``event_based`` (``event_name``): the event is pending (`agentos.gmi.events`); running the
+- ``event_based`` (``event_name``): the event is pending (`agentos.substrate.events`); running the
   metaprompt consumes it;
 - ``turn_interval`` (``interval_turns`` N): a counter in working memory
   (``metaprompt_turn_counter_<id>``) fires on turns N+1, 2(N+1), ...;
@@ -37,22 +37,22 @@ from typing import TYPE_CHECKING, Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.json_reply import parse_json_object
 from agentos.core.messages import Message
-from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
-from agentos.gmi.events import GMIEventType
-from agentos.gmi.mood import GMIMood
-from agentos.gmi.sentiment_tracker import SENTIMENT_HISTORY_KEY
-from agentos.gmi.trace import ReasoningEntryType
 from agentos.llm.budget import BudgetedModel
 from agentos.llm.local_grammar import fitted_object_schema
 from agentos.llm.metering import MeteredModel
 from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, TextDelta, closing_stream
 from agentos.persona.definition import MetaPromptDefinition, PromptTemplate
 from agentos.persona.metaprompt_templates import without_answer_format
+from agentos.substrate.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
+from agentos.substrate.events import GMIEventType
+from agentos.substrate.mood import GMIMood
+from agentos.substrate.sentiment_tracker import SENTIMENT_HISTORY_KEY
+from agentos.substrate.trace import ReasoningEntryType
 
 if TYPE_CHECKING:
-    from agentos.gmi.state import GMIState
     from agentos.llm.budget import BudgetLike
     from agentos.llm.gateway import GatewayProviderManager
+    from agentos.substrate.state import GMIState
 
 __all__ = [
     "DEFAULT_METAPROMPT_MAX_TOKENS",

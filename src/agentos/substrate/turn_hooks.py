@@ -9,10 +9,10 @@ it were not set. `TurnHooks` also records the gateway's fallbacks (telling the c
 
 from __future__ import annotations
 
-from agentos.gmi.config import GMIConfig
-from agentos.gmi.state import GMIState
-from agentos.gmi.trace import ReasoningEntryType
 from agentos.loop import HookFailure, LoopHooks
+from agentos.substrate.config import GMIConfig
+from agentos.substrate.state import GMIState
+from agentos.substrate.trace import ReasoningEntryType
 
 __all__ = ["TurnHooks"]
 

@@ -28,7 +28,7 @@ class TurnOptions:
     """One turn's options (the spec's ``metadata`` and ``metadata.options`` keys, typed).
 
     The first sixteen fields are the spec's ``FORWARDED_COMPLETION_OPTION_KEYS`` (see
-    `agentos.gmi.options`): each set one replaces the persona's
+    `agentos.substrate.options`): each set one replaces the persona's
     ``default_model_completion_options`` value for this turn's model calls.
     """
 

@@ -21,12 +21,12 @@ what that user said in each of them; sessions without a user recall nothing of e
 
 from __future__ import annotations
 
-from agentos.gmi.collaborators import TurnExchange
-from agentos.gmi.mood import GMIMood, PADState
 from agentos.memory.config import RetrievalOptions
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.scope import ScopeKey, SessionScopes
 from agentos.memory.trace import PAD, MemoryType, SourceType
+from agentos.substrate.collaborators import TurnExchange
+from agentos.substrate.mood import GMIMood, PADState
 
 __all__ = ["CognitiveMemoryBridge", "memory_pad"]
 

@@ -5,21 +5,21 @@ completion gateway (a single `ChatModel` is wrapped in a gateway with no fallbac
 engine, the tool orchestrator, the provider manager that answers metaprompt calls from the hop
 that served the turn, and the optional sentiment tracker and metaprompt runner (built-in ones when
 the persona asks for them and the config gives none). The hooks and settings stay in ``config``.
-A turn receives these services beside the GMI's state (`agentos.gmi.state.GMIState`).
+A turn receives these services beside the GMI's state (`agentos.substrate.state.GMIState`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentos.gmi.collaborators import MetapromptRunner, TurnSentimentTracker
-from agentos.gmi.config import GMIConfig
-from agentos.gmi.metaprompts import MetapromptExecutor
-from agentos.gmi.prompt_engine import PromptEngine
-from agentos.gmi.sentiment_tracker import SentimentTracker
 from agentos.llm.gateway import CompletionGateway, GatewayDefaults, GatewayProviderManager
 from agentos.llm.model import ChatModel
 from agentos.persona.definition import PersonaDefinition
+from agentos.substrate.collaborators import MetapromptRunner, TurnSentimentTracker
+from agentos.substrate.config import GMIConfig
+from agentos.substrate.metaprompts import MetapromptExecutor
+from agentos.substrate.prompt_engine import PromptEngine
+from agentos.substrate.sentiment_tracker import SentimentTracker
 from agentos.tools.orchestrator import ToolOrchestrator
 
 __all__ = ["GMIServices", "resolve_services"]

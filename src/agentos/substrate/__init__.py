@@ -1,14 +1,21 @@
 """The GMI layer (rank 3): the GMI and its turn loop, history and prompt construction."""
 
 from agentos.core.errors import ContextWindowExceededError
-from agentos.gmi.chunks import (
+from agentos.loop import (
+    AfterModelStep,
+    BeforeModelCall,
+    BeforeToolCall,
+    ModelCallInfo,
+    StepInfo,
+)
+from agentos.substrate.chunks import (
     GMIOutput,
     GMIOutputChunk,
     GMIOutputChunkType,
     StepFinishedPayload,
     ToolResultPayload,
 )
-from agentos.gmi.collaborators import (
+from agentos.substrate.collaborators import (
     IngestedDocument,
     MemoryBridge,
     MetapromptRunner,
@@ -19,17 +26,17 @@ from agentos.gmi.collaborators import (
     TurnExchange,
     TurnSentimentTracker,
 )
-from agentos.gmi.config import DEFAULT_MAX_TOOL_LOOP_ITERATIONS, GMIConfig
-from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
-from agentos.gmi.events import (
+from agentos.substrate.config import DEFAULT_MAX_TOOL_LOOP_ITERATIONS, GMIConfig
+from agentos.substrate.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY
+from agentos.substrate.events import (
     EventSeverity,
     GMIEvent,
     GMIEventLog,
     GMIEventMetadata,
     GMIEventType,
 )
-from agentos.gmi.gmi import GMI
-from agentos.gmi.history import (
+from agentos.substrate.gmi import GMI
+from agentos.substrate.history import (
     DEFAULT_MAX_MESSAGES,
     SUMMARY_PREFIX,
     ConversationHistoryManager,
@@ -38,14 +45,14 @@ from agentos.gmi.history import (
     normalize_history,
     trim_history,
 )
-from agentos.gmi.metaprompts import MetapromptExecutor, render_template
-from agentos.gmi.mood import MOOD_KEY, GMIMood, PADState
-from agentos.gmi.options import (
+from agentos.substrate.metaprompts import MetapromptExecutor, render_template
+from agentos.substrate.mood import MOOD_KEY, GMIMood, PADState
+from agentos.substrate.options import (
     FORWARDED_COMPLETION_OPTION_KEYS,
     forwarded_options,
     to_completion_options,
 )
-from agentos.gmi.prompt_engine import (
+from agentos.substrate.prompt_engine import (
     DISCOVERY_PRIORITY,
     FORMAT_PREFERENCE_PRIORITY,
     HISTORY_BUDGET_PERCENT,
@@ -61,35 +68,28 @@ from agentos.gmi.prompt_engine import (
     history_budget,
     message_tokens,
 )
-from agentos.gmi.retrieval import ExchangeSummarizer
-from agentos.gmi.sentiment_tracker import (
+from agentos.substrate.retrieval import ExchangeSummarizer
+from agentos.substrate.sentiment_tracker import (
     CONFUSION_PHRASES,
     SENTIMENT_HISTORY_KEY,
     SentimentThresholds,
     SentimentTracker,
     matched_confusion_phrases,
 )
-from agentos.gmi.services import GMIServices
-from agentos.gmi.state import GMIPrimeState, GMIState
-from agentos.gmi.system_prompts import preference_prompts, turn_system_prompts
-from agentos.gmi.tool_continuation import ExternalToolOutcome
-from agentos.gmi.trace import (
+from agentos.substrate.services import GMIServices
+from agentos.substrate.state import GMIPrimeState, GMIState
+from agentos.substrate.system_prompts import preference_prompts, turn_system_prompts
+from agentos.substrate.tool_continuation import ExternalToolOutcome
+from agentos.substrate.trace import (
     DEFAULT_MAX_TRACE_ENTRIES,
     ReasoningEntryType,
     ReasoningTrace,
     ReasoningTraceEntry,
 )
-from agentos.gmi.turn_input import GMIInteractionType, GMITurnInput
-from agentos.gmi.turn_options import ToolFailureMode, TurnOptions
-from agentos.gmi.turn_stream import GMITurnStream
-from agentos.gmi.working_memory import InMemoryWorkingMemory
-from agentos.loop import (
-    AfterModelStep,
-    BeforeModelCall,
-    BeforeToolCall,
-    ModelCallInfo,
-    StepInfo,
-)
+from agentos.substrate.turn_input import GMIInteractionType, GMITurnInput
+from agentos.substrate.turn_options import ToolFailureMode, TurnOptions
+from agentos.substrate.turn_stream import GMITurnStream
+from agentos.substrate.working_memory import InMemoryWorkingMemory
 
 __all__ = [
     "AfterModelStep",

@@ -3,10 +3,10 @@
 `GMIState` is what a GMI holds about its session: its copy of the persona, where it is in its
 life (`GMIPrimeState`), its mood and the PAD state that mood stands for, the user and task
 contexts, the session's data, working memory, conversation history, events and reasoning trace.
-The GMI's turn phases and its collaborators (`agentos.gmi.collaborators`: the sentiment tracker,
+The GMI's turn phases and its collaborators (`substrate.collaborators`: the sentiment tracker,
 the metaprompt runner) receive this value rather than the `GMI`, so a collaborator a user writes
 reads and changes exactly what the built-in ones do. The services a turn calls travel beside it
-(`agentos.gmi.services.GMIServices`).
+(`agentos.substrate.services.GMIServices`).
 
 The GMI's public attributes (``gmi.mood``, ``gmi.history``, ...) read and write this value.
 """
@@ -19,18 +19,18 @@ from typing import Any
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.gmi.contexts import (
+from agentos.persona.definition import PersonaDefinition
+from agentos.substrate.contexts import (
     TASK_CONTEXT_KEY,
     USER_CONTEXT_KEY,
     initial_task_context,
     initial_user_context,
 )
-from agentos.gmi.events import GMIEventLog
-from agentos.gmi.history import ConversationHistoryManager
-from agentos.gmi.mood import MOOD_KEY, GMIMood, PADState, pad_for_mood
-from agentos.gmi.trace import ReasoningEntryType, ReasoningTrace
-from agentos.gmi.working_memory import InMemoryWorkingMemory
-from agentos.persona.definition import PersonaDefinition
+from agentos.substrate.events import GMIEventLog
+from agentos.substrate.history import ConversationHistoryManager
+from agentos.substrate.mood import MOOD_KEY, GMIMood, PADState, pad_for_mood
+from agentos.substrate.trace import ReasoningEntryType, ReasoningTrace
+from agentos.substrate.working_memory import InMemoryWorkingMemory
 
 __all__ = ["GMIPrimeState", "GMIState"]
 
@@ -106,7 +106,7 @@ class GMIState:
         """Mood and contexts from working memory, else the persona; its imprints stored.
 
         Reference §1.1 initialize(): the stored mood if it is one, else the persona's default
-        mood, else neutral; the contexts as `agentos.gmi.contexts` lays them; all three written
+        mood, else neutral; the contexts as `substrate.contexts` lays them; all three written
         back to working memory, then the persona's ``initial_memory_imprints``.
         """
         memory = self.working_memory

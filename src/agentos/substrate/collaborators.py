@@ -25,12 +25,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agentos.gmi.mood import GMIMood, PADState
+from agentos.substrate.mood import GMIMood, PADState
 
 if TYPE_CHECKING:
-    from agentos.gmi.state import GMIState
     from agentos.llm.budget import BudgetLike
     from agentos.llm.gateway import GatewayProviderManager
+    from agentos.substrate.state import GMIState
 
 __all__ = [
     "IngestedDocument",

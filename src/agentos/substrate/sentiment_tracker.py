@@ -35,14 +35,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentos.core.messages import Role
-from agentos.gmi.contexts import USER_CONTEXT_KEY
-from agentos.gmi.events import EventSeverity, GMIEvent, GMIEventMetadata, GMIEventType
-from agentos.gmi.trace import ReasoningEntryType
 from agentos.nlp import SentimentResult, StatisticalUtilityAI, UtilityAI
 from agentos.persona.definition import SentimentTrackingConfig
+from agentos.substrate.contexts import USER_CONTEXT_KEY
+from agentos.substrate.events import EventSeverity, GMIEvent, GMIEventMetadata, GMIEventType
+from agentos.substrate.trace import ReasoningEntryType
 
 if TYPE_CHECKING:
-    from agentos.gmi.state import GMIState
+    from agentos.substrate.state import GMIState
 
 __all__ = [
     "CONFUSION_PHRASES",

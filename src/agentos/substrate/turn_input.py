@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentos.core.messages import ContentPart, ToolResult
-from agentos.gmi.turn_options import TurnOptions
+from agentos.substrate.turn_options import TurnOptions
 
 __all__ = ["GMIInteractionType", "GMITurnInput"]
 

@@ -18,9 +18,9 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from agentos.gmi.collaborators import IngestedDocument, RagRetrievalOptions
-from agentos.gmi.system_prompts import loaded_value
 from agentos.persona.definition import PersonaDefinition, RagConfig, RagSummarizationConfig
+from agentos.substrate.collaborators import IngestedDocument, RagRetrievalOptions
+from agentos.substrate.system_prompts import loaded_value
 
 __all__ = [
     "DEFAULT_RETRIEVAL_TOP_K",

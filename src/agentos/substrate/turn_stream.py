@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import GMIOutput, GMIOutputChunk
+from agentos.substrate.chunks import GMIOutput, GMIOutputChunk
 
 __all__ = ["GMITurnStream", "TurnTask"]
 

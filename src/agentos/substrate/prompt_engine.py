@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from agentos.core.errors import ContextWindowExceededError
 from agentos.core.messages import Message
 from agentos.core.tokens import estimate_tokens, message_text_for_estimate
-from agentos.gmi.history import normalize_history
 from agentos.llm import catalog
 from agentos.llm.model import ToolDefinition
+from agentos.substrate.history import normalize_history
 
 __all__ = [
     "DISCOVERY_PRIORITY",

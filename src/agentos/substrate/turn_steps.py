@@ -26,9 +26,6 @@ from typing import Any, Protocol
 
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import GMIOutputChunkType, StepFinishedPayload, ToolResultPayload
-from agentos.gmi.state import GMIPrimeState, GMIState
-from agentos.gmi.trace import ReasoningEntryType
 from agentos.llm.gateway import GatewayTurn
 from agentos.llm.model import CompletionOptions, ToolDefinition, closing_stream
 from agentos.loop import (
@@ -44,6 +41,9 @@ from agentos.loop import (
     ToolRunner,
     UsageEvent,
 )
+from agentos.substrate.chunks import GMIOutputChunkType, StepFinishedPayload, ToolResultPayload
+from agentos.substrate.state import GMIPrimeState, GMIState
+from agentos.substrate.trace import ReasoningEntryType
 
 __all__ = ["INTERNAL_CALL_METADATA", "Emit", "TurnSteps"]
 

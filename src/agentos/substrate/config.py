@@ -11,17 +11,6 @@ from dataclasses import dataclass, field
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.gmi.collaborators import (
-    MemoryBridge,
-    MetapromptRunner,
-    RetrievalAugmentor,
-    TurnSentimentTracker,
-)
-from agentos.gmi.prompt_engine import (
-    PromptEngine,
-)
-from agentos.gmi.retrieval import ExchangeSummarizer
-from agentos.gmi.working_memory import InMemoryWorkingMemory
 from agentos.llm.budget import BudgetLike
 from agentos.llm.gateway import (
     CompletionGateway,
@@ -29,6 +18,17 @@ from agentos.llm.gateway import (
 from agentos.llm.model import ChatModel
 from agentos.loop import AfterModelStep, BeforeModelCall, BeforeToolCall
 from agentos.nlp import UtilityAI
+from agentos.substrate.collaborators import (
+    MemoryBridge,
+    MetapromptRunner,
+    RetrievalAugmentor,
+    TurnSentimentTracker,
+)
+from agentos.substrate.prompt_engine import (
+    PromptEngine,
+)
+from agentos.substrate.retrieval import ExchangeSummarizer
+from agentos.substrate.working_memory import InMemoryWorkingMemory
 from agentos.tools.orchestrator import ToolOrchestrator
 
 __all__ = [
@@ -53,7 +53,7 @@ class GMIConfig:
     with no fallback). ``persona_traits`` (spec: GMIBaseConfig.personaTraits) adds the
     personality section after the persona's base prompt.
 
-    The optional collaborators (`agentos.gmi.collaborators`): ``sentiment_tracker`` (step 1 of a
+    The optional collaborators (`substrate.collaborators`): ``sentiment_tracker`` (step 1 of a
     turn, when the persona enables sentiment tracking), ``retrieval_augmentor`` (step 2, when the
     persona's RAG config is enabled; also turn-summary ingestion, summarized by
     ``exchange_summarizer`` when the persona asks), ``memory_bridge`` (step 3, within

@@ -1,10 +1,10 @@
 """One GMI turn: the runner that produces its chunks (spec: What a turn does, Output stream).
 
-See `agentos.gmi.gmi` for the turn's contract, `agentos.gmi.turn_phases` for what a user turn
-does before its first model call and after its last, and `agentos.gmi.turn_stream` for the
+See `substrate.gmi` for the turn's contract, `substrate.turn_phases` for what a user turn
+does before its first model call and after its last, and `agentos.substrate.turn_stream` for the
 stream a caller reads. A turn receives the GMI's state (`GMIState`), its services (`GMIServices`)
-and the `TurnCarry` it shares with the GMI's other turns; `agentos.gmi.turn_request` builds what
-it asks the model, `agentos.gmi.turn_hooks` the config's hooks, and `agentos.gmi.turn_steps` runs
+and the `TurnCarry` it shares with the GMI's other turns; `substrate.turn_request` builds what
+it asks the model, `substrate.turn_hooks` the config's hooks, and `substrate.turn_steps` runs
 its model steps and tool rounds on the one step loop (`agentos.loop.StepLoop`) as its chunks.
 """
 
@@ -19,28 +19,32 @@ from typing import Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
-from agentos.gmi.chunks import (
+from agentos.llm.gateway import GatewayTurn, Hop
+from agentos.substrate.chunks import (
     GMIOutput,
     GMIOutputChunk,
     GMIOutputChunkType,
 )
-from agentos.gmi.contexts import TASK_CONTEXT_KEY, USER_CONTEXT_KEY, apply_user_context_override
-from agentos.gmi.history import DEFAULT_MAX_MESSAGES
-from agentos.gmi.services import GMIServices
-from agentos.gmi.state import GMIState
-from agentos.gmi.system_prompts import turn_system_prompts
-from agentos.gmi.trace import ReasoningEntryType
-from agentos.gmi.turn_hooks import TurnHooks
-from agentos.gmi.turn_input import GMITurnInput
-from agentos.gmi.turn_phases import TurnContext, after_turn, before_first_call
-from agentos.gmi.turn_request import (
+from agentos.substrate.contexts import (
+    TASK_CONTEXT_KEY,
+    USER_CONTEXT_KEY,
+    apply_user_context_override,
+)
+from agentos.substrate.history import DEFAULT_MAX_MESSAGES
+from agentos.substrate.services import GMIServices
+from agentos.substrate.state import GMIState
+from agentos.substrate.system_prompts import turn_system_prompts
+from agentos.substrate.trace import ReasoningEntryType
+from agentos.substrate.turn_hooks import TurnHooks
+from agentos.substrate.turn_input import GMITurnInput
+from agentos.substrate.turn_phases import TurnContext, after_turn, before_first_call
+from agentos.substrate.turn_request import (
     begin_gateway_turn,
     cache_diagnostics,
     turn_completion_options,
 )
-from agentos.gmi.turn_steps import TurnSteps
-from agentos.gmi.turn_stream import GMITurnStream
-from agentos.llm.gateway import GatewayTurn, Hop
+from agentos.substrate.turn_steps import TurnSteps
+from agentos.substrate.turn_stream import GMITurnStream
 from agentos.tools.context import ToolExecutionContext
 
 __all__ = ["TurnCarry", "TurnRunner"]
