@@ -37,8 +37,8 @@ from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm._local_generation import Generation, LocalSampling
 from agentos.llm._local_llama import LoadedModel, bundled_gguf_path, load_gguf
 from agentos.llm.local_grammar import json_object_grammar, schema_grammar
-from agentos.llm.model import CompletionOptions, ModelChunk, ModelRequest, with_schema_prompt
-from agentos.llm.schema_prompt import schema_instruction
+from agentos.llm.model import CompletionOptions, ModelChunk, ModelRequest
+from agentos.llm.schema_prompt import schema_instruction, with_schema_prompt
 
 __all__ = [
     "DEFAULT_LOCAL_MODEL",

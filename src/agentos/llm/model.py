@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from agentos.core.messages import Message, ReplayBlock, Role, ToolCall
+from agentos.core.messages import Message, ReplayBlock, ToolCall
 from agentos.core.usage import ModelUsage
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "ModelChunk",
     "ModelRequest",
     "ReplayChunk",
-    "SchemaPrompting",
     "SchemaRoute",
     "TextDelta",
     "ToolCallChunk",
@@ -45,9 +44,6 @@ __all__ = [
     "ToolDefinition",
     "UsageChunk",
     "closing_stream",
-    "place_schema_prompt",
-    "schema_prompt_for",
-    "with_schema_prompt",
 ]
 
 T = TypeVar("T")
@@ -228,66 +224,6 @@ class ChatModel(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Run one model step, yielding its chunks as they arrive."""
         ...
-
-
-@runtime_checkable
-class SchemaPrompting(Protocol):
-    """A model that can say which schema message its request would carry in the prompt."""
-
-    def schema_prompt(self, options: CompletionOptions) -> str | None:
-        """The system message this model adds for ``options.response_schema``, or ``None``.
-
-        The text is what the adapter puts after the prompt's leading system messages when its
-        payload cannot carry the schema (OpenAI's JSON mode, Anthropic's ``prompt`` route, a
-        provider with no structured-output payload). ``None`` when ``options`` asks for no
-        schema or the payload carries it. A caller that puts the text in the messages itself
-        sets ``options.schema_prompt_given`` so the adapter adds no second copy.
-        """
-        ...
-
-
-def schema_prompt_for(model: ChatModel, options: CompletionOptions) -> str | None:
-    """``model.schema_prompt(options)`` when the model offers it, else ``None``.
-
-    ``None`` also when ``options`` asks for no schema or already has the message
-    (``schema_prompt_given``). Wrappers (metering, budgets) pass the inner model's method
-    through.
-    """
-    if options.response_schema is None or options.schema_prompt_given:
-        return None
-    method = getattr(model, "schema_prompt", None)
-    if method is None:
-        return None
-    text = method(options)
-    return text if isinstance(text, str) and text else None
-
-
-def place_schema_prompt(
-    model: ChatModel, messages: Sequence[Message], options: CompletionOptions
-) -> tuple[list[Message], CompletionOptions]:
-    """The attempt's messages and options with the schema message put in by the caller.
-
-    When ``model`` sends the schema as a prompt message (`schema_prompt_for`), the message goes
-    after the leading system messages and ``schema_prompt_given`` is set, so a hook run on the
-    messages afterwards sees it and the adapter adds no copy; otherwise both come back as given.
-    """
-    text = schema_prompt_for(model, options)
-    if text is None:
-        return list(messages), options
-    return with_schema_prompt(messages, text), replace(options, schema_prompt_given=True)
-
-
-def with_schema_prompt(messages: Sequence[Message], text: str) -> list[Message]:
-    """``messages`` with ``Message.system(text)`` after their leading system messages.
-
-    The leading run is the system and summary messages before the first other message (all of
-    them when there is no other), the place every adapter puts a schema it sends in the prompt.
-    """
-    lead = next(
-        (i for i, m in enumerate(messages) if m.role not in (Role.SYSTEM, Role.SUMMARY)),
-        len(messages),
-    )
-    return [*messages[:lead], Message.system(text), *messages[lead:]]
 
 
 @asynccontextmanager

@@ -53,8 +53,8 @@ from agentos.llm.model import (
     ToolDefinition,
     UsageChunk,
     closing_stream,
-    place_schema_prompt,
 )
+from agentos.llm.schema_prompt import place_schema_prompt
 from agentos.tools.orchestrator import skipped_by_hook
 
 from .collector import StepCollector

@@ -33,9 +33,8 @@ from agentos.llm.model import (
     ToolCallChunk,
     ToolDefinition,
     UsageChunk,
-    with_schema_prompt,
 )
-from agentos.llm.schema_prompt import schema_instruction
+from agentos.llm.schema_prompt import schema_instruction, with_schema_prompt
 
 __all__ = ["ScriptFunction", "ScriptStep", "ScriptedModel", "estimate_tokens"]
 
