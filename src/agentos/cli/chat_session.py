@@ -40,7 +40,7 @@ from agentos.api.gmi_agent import GmiAgent, gmi
 from agentos.api.gmi_session import GmiSession
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.embedding import Embedder
-from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, closing_stream
+from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, WrapperModel, closing_stream
 from agentos.memory.config import CognitiveMemoryConfig, RetrievalOptions
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.memory.scope import SessionScopes
@@ -187,7 +187,7 @@ def agent_options(
     return options
 
 
-class SamplingModel:
+class SamplingModel(WrapperModel):
     """A `ChatModel` that fills ``seed`` and ``temperature`` into requests that carry none.
 
     A GMI forwards neither (see the module doc), so the chat sets them on its model. A request
@@ -198,22 +198,9 @@ class SamplingModel:
     def __init__(
         self, inner: ChatModel, *, seed: int | None = None, temperature: float | None = None
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.seed = seed
         self.temperature = temperature
-
-    @property
-    def provider_id(self) -> str:
-        """The inner model's provider."""
-        return self.inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        """The inner model's id."""
-        return self.inner.model_id
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     def fill(self, request: ModelRequest) -> ModelRequest:
         """``request`` with the seed and temperature set where it has none."""

@@ -30,7 +30,14 @@ from agentos.core.clock import Clock, system_clock
 from agentos.core.usage import ModelUsage
 from agentos.llm import catalog
 from agentos.llm.errors import ProviderError
-from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, TextDelta, closing_stream
+from agentos.llm.model import (
+    ChatModel,
+    ModelChunk,
+    ModelRequest,
+    TextDelta,
+    WrapperModel,
+    closing_stream,
+)
 from agentos.llm.step_tally import StepTally
 from agentos.storage.ledger import GLOBAL_SESSION, UsageEvent, UsageLedger
 
@@ -134,7 +141,7 @@ class MeteringContext:
     source: str | None = None
 
 
-class MeteredModel:
+class MeteredModel(WrapperModel):
     """A `ChatModel` wrapper that meters each step it serves (spec: Usage).
 
     Chunks stream unchanged. When a step ends, one `UsageEvent` is made from the step's last
@@ -165,20 +172,10 @@ class MeteredModel:
         clock: Clock | None = None,
         context: MeteringContext | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.ledger = ledger
         self.clock = clock or system_clock
         self.context = context or MeteringContext()
-
-    @property
-    def provider_id(self) -> str:
-        """The inner model's provider: the one that served the call."""
-        return self.inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        """The inner model's id."""
-        return self.inner.model_id
 
     def bind(self, **context: Any) -> MeteredModel:
         """The same model, ledger and clock with some context fields replaced.
@@ -191,9 +188,6 @@ class MeteredModel:
             clock=self.clock,
             context=replace(self.context, **context),
         )
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream the inner model's step and meter it when it ends."""

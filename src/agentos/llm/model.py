@@ -28,6 +28,7 @@ from agentos.core.messages import Message, ReplayBlock, ToolCall
 from agentos.core.usage import ModelUsage
 
 __all__ = [
+    "WrapperModel",
     "thinking_budget_tokens",
     "CacheDiagnosticsRequest",
     "ChatModel",
@@ -224,6 +225,32 @@ class ChatModel(Protocol):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Run one model step, yielding its chunks as they arrive."""
         ...
+
+
+class WrapperModel:
+    """A `ChatModel` around another, the ``inner`` model.
+
+    ``provider_id``, ``model_id`` and every attribute the wrapper does not define
+    (``check_options``, ``schema_prompt``, ``load``, ...) are the inner model's. The base of
+    the wrappers that add one concern to a model (metering, a budget, sampling defaults), as
+    pydantic-ai's ``WrapperModel`` is; a subclass defines ``stream``.
+    """
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+
+    @property
+    def provider_id(self) -> str:
+        """The inner model's provider: the one that serves the call."""
+        return self.inner.provider_id
+
+    @property
+    def model_id(self) -> str:
+        """The inner model's id."""
+        return self.inner.model_id
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 @asynccontextmanager

@@ -84,42 +84,49 @@ class CognitiveMemoryBridge:
         """Observe and encode a finished exchange (see the module doc)."""
         pad = memory_pad(exchange.pad)
         mood = exchange.mood.value
-        user, thread = self.session_scopes.user, self.session_scopes.thread
+        scopes = self.session_scopes
         if exchange.user_text:
-            await self.manager.observe(
+            await self._file(
                 "user",
                 exchange.user_text,
-                pad=pad,
-                scope=user.kind,
-                scope_id=user.id,
-                recall_scopes=self.scopes,
-            )
-            await self.manager.encode(
-                exchange.user_text,
-                pad=pad,
-                gmi_mood=mood,
-                type=MemoryType.EPISODIC,
-                scope=user.kind,
-                scope_id=user.id,
-                source_type=SourceType.USER_STATEMENT,
-                tags=self._tags("user"),
+                scopes.user,
+                pad,
+                mood,
+                MemoryType.EPISODIC,
+                SourceType.USER_STATEMENT,
             )
         if exchange.response_text:
-            await self.manager.observe(
+            await self._file(
                 "assistant",
                 exchange.response_text,
-                pad=pad,
-                scope=thread.kind,
-                scope_id=thread.id,
-                recall_scopes=self.scopes,
+                scopes.thread,
+                pad,
+                mood,
+                MemoryType.SEMANTIC,
+                SourceType.AGENT_INFERENCE,
             )
-            await self.manager.encode(
-                exchange.response_text,
-                pad=pad,
-                gmi_mood=mood,
-                type=MemoryType.SEMANTIC,
-                scope=thread.kind,
-                scope_id=thread.id,
-                source_type=SourceType.AGENT_INFERENCE,
-                tags=self._tags("assistant"),
-            )
+
+    async def _file(
+        self,
+        role: str,
+        text: str,
+        scope: ScopeKey,
+        pad: PAD,
+        mood: str,
+        memory_type: MemoryType,
+        source: SourceType,
+    ) -> None:
+        """Observe one side of the exchange, then encode it in ``scope``."""
+        await self.manager.observe(
+            role, text, pad=pad, scope=scope.kind, scope_id=scope.id, recall_scopes=self.scopes
+        )
+        await self.manager.encode(
+            text,
+            pad=pad,
+            gmi_mood=mood,
+            type=memory_type,
+            scope=scope.kind,
+            scope_id=scope.id,
+            source_type=source,
+            tags=self._tags(role),
+        )

@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from agentos.llm.budget._spend_budget import BudgetLike
 from agentos.llm.budget._spend_call import SpendCall
 from agentos.llm.errors import ProviderError
-from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, TextDelta, closing_stream
+from agentos.llm.model import (
+    ChatModel,
+    ModelChunk,
+    ModelRequest,
+    TextDelta,
+    WrapperModel,
+    closing_stream,
+)
 from agentos.llm.step_tally import StepTally
 from agentos.llm.token_estimate import estimate_prompt_tokens
 
 __all__ = ["BudgetedModel"]
 
 
-class BudgetedModel:
+class BudgetedModel(WrapperModel):
     """A `ChatModel` wrapper that holds each step to a budget.
 
     DESIGN.md §4: the budget wraps a model call, as pydantic-ai does, rather than being a flag.
@@ -44,23 +50,10 @@ class BudgetedModel:
         call: str = "generate_text",
         estimate: Callable[[ModelRequest], int] = estimate_prompt_tokens,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.budget = budget
         self.call = call
         self._estimate = estimate
-
-    @property
-    def provider_id(self) -> str:
-        """The inner model's provider."""
-        return self.inner.provider_id
-
-    @property
-    def model_id(self) -> str:
-        """The inner model's id."""
-        return self.inner.model_id
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Reserve the step, stream the inner model's chunks, settle on what it used."""
