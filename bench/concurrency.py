@@ -86,7 +86,7 @@ class Concurrency(LoopbackBenchmark):
     def __init__(self) -> None:
         super().__init__(DelayedSSEServerProcess(TOKENS, DELAY))
         self._agent: agentos.GmiAgent | None = None
-        self._keep: agentos.GmiSession | None = None
+        self._keep: agentos.AgentSession | None = None
         self._runs = 0
         self._opened_kib: list[float] = []
 
@@ -113,7 +113,7 @@ class Concurrency(LoopbackBenchmark):
         wall = self.run_async(self._baseline_burst(SESSIONS))
         return {"wall_1000": wall, "idle_session": BUDGET_KIB}
 
-    async def _candidate_turn(self, session: agentos.GmiSession) -> str:
+    async def _candidate_turn(self, session: agentos.AgentSession) -> str:
         result = session.stream(PROMPT)
         pieces = [text async for text in result.text_stream]
         await result.usage

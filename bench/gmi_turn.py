@@ -113,7 +113,7 @@ class GMITurn(Benchmark):
         self._gmi: GMI | None = None
         self._agent: Agent[None, str] | None = None
         self._light: agentos.GmiAgent | None = None
-        self._session: agentos.GmiSession | None = None
+        self._session: agentos.AgentSession | None = None
         self._sdk: AgentsTurns | None = None
         self._turns = 0
         self._versions: dict[str, str] = {}

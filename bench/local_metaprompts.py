@@ -44,7 +44,7 @@ import time
 from typing import Any, ClassVar
 
 from agentos.api.gmi_agent import GmiAgent, gmi
-from agentos.api.gmi_session import GmiSession
+from agentos.api.session import AgentSession
 from agentos.cli.chat_session import SamplingModel, moods_set
 from agentos.llm.local import LocalModel
 from agentos.persona.metaprompt_presets import PRESET_NAMES, get_preset_metaprompt
@@ -94,7 +94,7 @@ class LocalMetaprompts(Benchmark):
         self._runner: asyncio.Runner | None = None
         self._models: dict[str, SamplingModel] = {}
         self._agents: dict[str, GmiAgent] = {}
-        self._sessions: dict[str, GmiSession] = {}
+        self._sessions: dict[str, AgentSession] = {}
         self._runs = {"candidate": 0, "baseline": 0}
         self._applied: dict[str, list[bool]] = collections.defaultdict(list)
         self._moods: collections.Counter[str] = collections.Counter()
@@ -166,7 +166,7 @@ class LocalMetaprompts(Benchmark):
             f"over {len(self._light_ms)}, ratio {full / light:.3f}"
         )
 
-    async def _reset(self, key: str, seed: int) -> GmiSession:
+    async def _reset(self, key: str, seed: int) -> AgentSession:
         """Clear the session's history and mood, seed its model (all outside the timers)."""
         session = self._sessions[key]
         self._models[key].seed = seed

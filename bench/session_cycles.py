@@ -8,7 +8,7 @@ after cycle ``WARMUP``, each read after a full garbage collection, over ``CYCLES
 Its baseline is the issue's fixed budget, ``BUDGET_BYTES`` (the spec's one entry per opened id:
 `GmiAgent` keeps the id and the session's usage figures, nothing else; target ratio <= 1).
 
-Beside the metric, the notes give the `GMI` and `GmiSession` objects still alive after the last
+Beside the metric, the notes give the `GMI` and `AgentSession` objects still alive after the last
 cycle (found with ``gc.get_objects()``, so nothing is held to count them; expected 0), the
 ``PLACES`` source lines whose memory grew most over the measured cycles (so the agent's own
 entries show apart from a one-off resize of a table the interpreter shares, such as its
@@ -35,7 +35,7 @@ import tracemalloc
 from typing import ClassVar
 
 from agentos.api.gmi_agent import GmiAgent, gmi
-from agentos.api.gmi_session import GmiSession
+from agentos.api.session import AgentSession
 from agentos.substrate import GMI
 from agentos.testing import ScriptedModel
 from bench.registry import Benchmark, Metric, Sample, register
@@ -109,7 +109,7 @@ class SessionCycles(Benchmark):
         objects = gc.get_objects()
         self._alive.append(
             (
-                sum(isinstance(o, GmiSession) for o in objects),
+                sum(isinstance(o, AgentSession) for o in objects),
                 sum(isinstance(o, GMI) for o in objects),
             )
         )
@@ -148,7 +148,7 @@ class SessionCycles(Benchmark):
 
     def notes(self) -> list[str]:
         notes = [
-            f"run {n + 1}: {sessions} GmiSession and {gmis} GMI objects alive after the last "
+            f"run {n + 1}: {sessions} AgentSession and {gmis} GMI objects alive after the last "
             "cycle (expected 0 and 0)"
             for n, (sessions, gmis) in enumerate(self._alive)
         ]

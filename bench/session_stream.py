@@ -86,7 +86,7 @@ class SessionStream(LoopbackBenchmark):
     def __init__(self) -> None:
         super().__init__(SSEServerProcess(TOKENS))
         self._agent: agentos.GmiAgent | None = None
-        self._session: agentos.GmiSession | None = None
+        self._session: agentos.AgentSession | None = None
         self._sdk_agent: Agent[Any] | None = None
         self._sdk_config: RunConfig | None = None
         self._first: dict[str, list[float]] = {"candidate": [], "baseline": []}

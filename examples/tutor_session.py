@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agentos import GmiSession, gmi
+from agentos import AgentSession, gmi
 from agentos.llm.embedding import Embedder
 from agentos.llm.model import ChatModel
 from agentos.memory import MemoryScope, RetrievalOptions
@@ -51,7 +51,7 @@ async def main(model: ChatModel | None = None, embedder: Embedder | None = None)
     return memories
 
 
-async def show_state(session: GmiSession) -> None:
+async def show_state(session: AgentSession) -> None:
     """Print the GMI's mood (once the turn's metaprompts ran) and its sentiment events."""
     mind = session.gmi
     assert mind is not None  # the session has run a turn

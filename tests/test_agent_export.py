@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from agentos import agent, gmi, import_agent
-from agentos.api.agent import Agent
+from agentos.api.agent import PlainAgent
 from agentos.api.gmi_agent import GmiAgent
 from agentos.core.messages import Role, ToolCall
 from agentos.testing import ScriptedModel, ScriptStep
@@ -58,11 +58,12 @@ async def test_an_imported_gmi_agent_answers_with_the_same_persona() -> None:
 
 def test_a_legacy_agent_exports_and_imports_as_a_legacy_agent() -> None:
     plain = agent(instructions="Be brief.", max_tokens=200, on_fallback=print)
+    assert isinstance(plain, PlainAgent)
     document = plain.export()
     assert "runtime" not in document["config"]
     assert document["omitted"] == ["on_fallback"]
     restored = import_agent(document)
-    assert isinstance(restored, Agent)
+    assert isinstance(restored, PlainAgent)
     assert restored.system_prompt == plain.system_prompt
 
 

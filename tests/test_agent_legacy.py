@@ -26,9 +26,9 @@ from agentos import (
     tool,
 )
 from agentos.api import (
-    Agent,
     AgentSession,
     MemoryProviderWarning,
+    PlainAgent,
     TextDeltaPart,
     agent,
 )
@@ -51,10 +51,12 @@ def _texts(messages: Sequence[Message]) -> list[tuple[Role, str]]:
     return [(message.role, message.text) for message in messages]
 
 
-def _agent(model: ScriptedModel, **options: Any) -> Agent:
+def _agent(model: ScriptedModel, **options: Any) -> PlainAgent:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a test agent sets nothing the contract warns about
-        return agent(model=model, **options)
+        built = agent(model=model, **options)
+    assert isinstance(built, PlainAgent)
+    return built
 
 
 class Memory:
@@ -143,7 +145,7 @@ def test_runtime_gmi_returns_a_gmi_agent() -> None:
     from agentos.api import gmi_agent  # type: ignore[attr-defined, unused-ignore]
 
     built = agent(runtime="gmi", model=ScriptedModel(["Hi."]))
-    assert not isinstance(built, Agent)
+    assert not isinstance(built, PlainAgent)
     assert type(built).__module__ == gmi_agent.__name__
 
 

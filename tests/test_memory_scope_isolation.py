@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from agentos import gmi
 from agentos.api.gmi_agent import GmiAgent
-from agentos.api.gmi_session import GmiSession
+from agentos.api.session import AgentSession
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message
 from agentos.memory import (
@@ -117,7 +117,7 @@ class Scenario:
         await self.agent.close()
         self.agent = self.new_agent()
 
-    async def send(self, session: GmiSession) -> None:
+    async def send(self, session: AgentSession) -> None:
         """Send a marked message on ``session``; check every request it made."""
         scope_id, user_id = session.scope_id, session.user_id or None
         marker = f"umk{next(self.texts):04d}"
@@ -164,7 +164,7 @@ OPS = st.lists(
 
 async def play(ops: list[Op], store: MemoryStore) -> None:
     scenario = Scenario(store)
-    handles: dict[str, GmiSession] = {}
+    handles: dict[str, AgentSession] = {}
     for op, session_id, user_id in ops:
         if op == "restart":
             await scenario.restart()

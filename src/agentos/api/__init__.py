@@ -1,7 +1,7 @@
 """The public entry points: `generate_text()` / `stream_text()`, `agent()` and `gmi()`."""
 
 from agentos.api.abort import AbortError, AbortSignal
-from agentos.api.agent import Agent, agent, import_agent
+from agentos.api.agent import PlainAgent, agent, import_agent
 from agentos.api.agent_export import AgentExport, export_agent_config
 from agentos.api.agent_hooks import (
     SKIP_TOOL,
@@ -11,7 +11,7 @@ from agentos.api.agent_hooks import (
     HookWarning,
 )
 from agentos.api.agent_options import GENERATE_CALL_OPTIONS
-from agentos.api.agent_session import SESSION_CALL_OPTIONS, AgentSession
+from agentos.api.agent_types import Agent, Session
 from agentos.api.cognition import CognitionConfig, resolve_cognition
 from agentos.api.generate import (
     DEFAULT_COT_INSTRUCTION,
@@ -21,13 +21,14 @@ from agentos.api.generate import (
     stream_text,
 )
 from agentos.api.gmi_agent import CALL_OPTIONS, GmiAgent, create_gmi, gmi
+from agentos.api.gmi_engine import SEND_OPTIONS
 from agentos.api.gmi_persona import persona_from_agent_options
-from agentos.api.gmi_session import SEND_OPTIONS, GmiSession
 from agentos.api.memory_provider import (
     DEFAULT_MEMORY_TIMEOUT_MS,
     MemoryProvider,
     MemoryProviderWarning,
 )
+from agentos.api.plain_engine import SESSION_CALL_OPTIONS
 from agentos.api.results import (
     ErrorPart,
     FinishPart,
@@ -39,6 +40,7 @@ from agentos.api.results import (
     ToolCallPart,
     ToolResultPart,
 )
+from agentos.api.session import AgentSession
 from agentos.api.stream_result import StreamTextResult
 from agentos.api.structured import ObjectGenerationError
 from agentos.api.warnings import AgentOSWarning, UnappliedOptionsWarning
@@ -68,7 +70,8 @@ __all__ = [
     "FinishPart",
     "GenerateTextResult",
     "GmiAgent",
-    "GmiSession",
+    "PlainAgent",
+    "Session",
     "HookWarning",
     "MemoryProvider",
     "MemoryProviderWarning",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import uuid
 from collections.abc import Mapping
-from typing import Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart
@@ -27,18 +27,23 @@ from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionH
 
 from .agent_export import AgentExport, export_agent_config, exported_config
 from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
-from .agent_session import AgentSession, UsageTally
 from .agent_turn import AgentTurn, TurnSettings
+from .agent_types import Agent
 from .call_checks import check_call_options, check_prompt, check_session_ids, tools_option
 from .capability_contract import warn_unapplied
 from .generate import DEFAULT_MAX_STEPS, TextOptions
 from .gmi_persona import build_system_prompt
 from .memory_provider import check_memory_provider, memory_timeout_ms
 from .option_checks import check_agent_options, spend_budget_from_option
+from .plain_engine import PlainEngine, UsageTally
 from .results import GenerateTextResult
+from .session import AgentSession
 from .stream_result import StreamTextResult
 
-__all__ = ["Agent", "agent", "import_agent"]
+if TYPE_CHECKING:
+    from .gmi_agent import GmiAgent
+
+__all__ = ["PlainAgent", "agent", "import_agent"]
 
 # The agent options that go to every generate_text() call as they are.
 _PASSED_THROUGH = (
@@ -75,10 +80,11 @@ def agent(**options: Unpack[AgentOptions]) -> Agent:
     if options.get("runtime") == "gmi":
         # Imported here: the GMI path is heavier, and the plain agent does not need it.
         module = importlib.import_module("agentos.api.gmi_agent")
-        return cast("Agent", module.gmi(**options))
+        gmi_agent: GmiAgent = module.gmi(**options)
+        return gmi_agent
     check_agent_options(options, runtime="legacy")
     check_memory_provider(options.get("memory_provider"))
-    built = Agent(options)
+    built = PlainAgent(options)
     warn_unapplied(options, runtime="legacy", stacklevel=3)
     return built
 
@@ -94,8 +100,8 @@ def import_agent(document: Mapping[str, Any], **options: Any) -> Agent:
     return agent(**{**exported_config(document), **options})
 
 
-class Agent:
-    """A plain agent (the spec's lightweight helper): build it with `agent()`.
+class PlainAgent:
+    """A plain agent (the spec's lightweight helper, an `Agent`): build it with `agent()`.
 
     ``system_prompt`` is what every call sends first. ``generate()`` / ``stream()`` run one
     call with no history; ``session(id)`` opens a conversation whose history is kept;
@@ -205,10 +211,9 @@ class Agent:
         )
         opened = AgentSession(
             session_id,
-            user_id=user_id,
-            settings=self._settings,
+            PlainEngine(self._settings, history, self._call_options),
             history=history,
-            merge_options=self._call_options,
+            user_id=user_id,
             on_usage=self._usage.add,
             on_closed=self._session_closed,
         )

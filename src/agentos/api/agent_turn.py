@@ -9,11 +9,9 @@ added, as one block) and observed by the memory provider.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart, Message
@@ -46,8 +44,8 @@ class TurnSettings:
 class AgentTurn:
     """One turn of a plain agent: a session's ``send()`` / ``stream()``, or ``generate()``.
 
-    A `Run` for `StreamTextResult`. It waits for the session's previous turn (``lock``), gets
-    the memory provider's context, checks the window, then streams `stream_text()`'s parts.
+    A `Run` for `StreamTextResult` (a session runs it under its lock). It gets the memory
+    provider's context, checks the window, then streams `stream_text()`'s parts.
     Usage is counted whether the turn succeeds or fails (billed failed attempts included).
     """
 
@@ -58,7 +56,6 @@ class AgentTurn:
         call_options: TextOptions,
         *,
         history: SessionHistoryBuffer | None = None,
-        lock: asyncio.Lock | None = None,
         session_id: str | None = None,
         user_id: str | None = None,
         on_usage: Callable[[ModelUsage], None] | None = None,
@@ -68,7 +65,6 @@ class AgentTurn:
         self._prompt = prompt
         self._call_options = call_options
         self._history = history
-        self._lock = lock
         self._session_id = session_id
         self._user_id = user_id
         self._on_usage = on_usage
@@ -78,15 +74,11 @@ class AgentTurn:
 
     async def parts(self) -> AsyncIterator[StreamPart]:
         """The turn's parts; raises its failure (after counting its usage)."""
-        lock: contextlib.AbstractAsyncContextManager[Any] = (
-            self._lock if self._lock is not None else contextlib.nullcontext()
-        )
-        async with lock:
-            if self._check_open is not None:
-                self._check_open()
-            async with closing_stream(self._run()) as parts:
-                async for part in parts:
-                    yield part
+        if self._check_open is not None:
+            self._check_open()
+        async with closing_stream(self._run()) as parts:
+            async for part in parts:
+                yield part
 
     async def _run(self) -> AsyncIterator[StreamPart]:
         settings = self._settings

@@ -43,7 +43,7 @@ from .call_checks import (
 from .capability_contract import warn_unapplied
 from .cognition import ResolvedCognition, resolve_cognition
 from .gmi_build import GmiBuilder
-from .gmi_session import GmiSession, SessionOptions
+from .gmi_engine import GmiEngine
 from .gmi_session_open import (
     MemoryProviderHooks,
     check_same_user,
@@ -56,6 +56,7 @@ from .gmi_turn import GmiTurnRun
 from .memory_provider import MemoryProviderWarning, memory_timeout_ms
 from .option_checks import check_agent_options, spend_budget_from_option
 from .results import ErrorPart, GenerateTextResult
+from .session import AgentSession
 from .stream_result import StreamTextResult
 from .structured import structured_spec
 
@@ -93,14 +94,16 @@ class GmiAgent:
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def session(self, session_id: str, *, user_id: str | None = None) -> GmiSession:
-        """The session ``session_id`` (opened now, or the one already open).
+    def session(self, session_id: str | None = None, *, user_id: str | None = None) -> AgentSession:
+        """The session ``session_id`` (opened now, or the one already open; a new id when ``None``).
 
         Reopening an open id with another ``user_id`` raises; an id reopened after `close()`
         starts empty with a new memory scope. A ``session_id`` that is not a non-blank string,
         or a ``user_id`` that is not a string, raises `GMIError` naming it; a blank ``user_id``
         is an anonymous user (spec: ``''`` is an anonymous id).
         """
+        if session_id is None:
+            session_id = uuid.uuid4().hex
         check_session_ids(session_id, user_id)
         open_session = self._registry.open_session(session_id)
         if open_session is not None:
@@ -122,22 +125,27 @@ class GmiAgent:
             memory_timeout_ms(options.get("memory_provider_options")),
             self.cognition.memory_on,
         )
-        created = GmiSession(
-            session_id,
-            history_buffer(options.get("history", True), scope_id, durable),
+        history = history_buffer(options.get("history", True), scope_id, durable)
+        engine = GmiEngine(
             self._session_gmi,
-            options=SessionOptions(user_id=user_id, scope_id=scope_id),
-            on_usage=lambda usage: self._registry.add_usage(session_id, usage),
-            memory_context=hooks.context,
-            observe=hooks.observe if provider is not None else None,
-            on_closed=lambda closed: self._registry.ended(closed, durable),
+            history,
+            memory=hooks,
             budget=self.budget,
             ledger=options.get("usage_ledger"),
+        )
+        created = AgentSession(
+            session_id,
+            engine,
+            history=history,
+            user_id=user_id,
+            scope_id=scope_id,
+            on_usage=self._registry.add_usage,
+            on_closed=lambda closed: self._registry.ended(closed, durable),
         )
         self._registry.add(created)
         return created
 
-    async def _session_gmi(self, session: GmiSession) -> GMI:
+    async def _session_gmi(self, session: AgentSession) -> GMI:
         built = await self._builder.build()
         return await self._builder.new_gmi(built, session=session, budget=self.budget, memory=True)
 
@@ -177,7 +185,7 @@ class GmiAgent:
             )
 
         async def after(output: Any, error: BaseException | None, usage: ModelUsage) -> None:
-            self._registry.add_usage(None, usage)
+            self._registry.add_usage(usage, None)
 
         run = GmiTurnRun(
             one_off,

@@ -48,7 +48,7 @@ from .cognition import ResolvedCognition
 from .gateway_factory import build_gateway, coerce_legs
 from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS
 from .gmi_persona import persona_from_agent_options
-from .gmi_session import GmiSession
+from .session import AgentSession
 
 __all__ = ["GmiAgentBuild", "GmiBuilder", "build_cognitive_memory"]
 
@@ -148,7 +148,7 @@ class GmiBuilder:
         self,
         built: GmiAgentBuild,
         *,
-        session: GmiSession | None,
+        session: AgentSession | None,
         budget: SpendBudget | None,
         memory: bool,
         max_steps: int | None = None,

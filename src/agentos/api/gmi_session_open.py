@@ -20,8 +20,8 @@ from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionH
 from agentos.storage.session_store import SessionInfo, SessionStore
 
 from .agent_options import AgentOptions
-from .gmi_session import GmiSession
 from .memory_provider import fetch_memory_context, observe_turn
+from .session import AgentSession
 
 __all__ = [
     "MemoryProviderHooks",
@@ -116,7 +116,7 @@ class MemoryProviderHooks:
     timeout_ms: float
     cognitive_memory_on: bool
 
-    async def context(self, session: GmiSession, text: str) -> str | None:
+    async def context(self, session: AgentSession, text: str) -> str | None:
         """The provider's context for a turn of ``session`` that says ``text``, or ``None``."""
         if self.provider is None or self.cognitive_memory_on:
             return None
@@ -128,7 +128,7 @@ class MemoryProviderHooks:
             user_id=session.user_id,
         )
 
-    async def observe(self, session: GmiSession, text: str, reply: str) -> None:
+    async def observe(self, session: AgentSession, text: str, reply: str) -> None:
         """Give the provider a turn of ``session`` that ended without error."""
         await observe_turn(
             self.provider, text, reply, session_id=session.id, user_id=session.user_id

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from agentos.core.usage import ModelUsage
 from agentos.storage.session_store import SessionStore
 
-from .gmi_session import GmiSession
+from .session import AgentSession
 
 __all__ = ["SessionRegistry"]
 
@@ -31,25 +31,25 @@ class SessionRegistry:
     def __init__(self) -> None:
         self.opened: set[str] = set()
         """Every session id opened since the agent's last `close()` (the spec's entries)."""
-        self._open: dict[str, GmiSession] = {}
+        self._open: dict[str, AgentSession] = {}
         self._usage: dict[str, ModelUsage] = {}
         self._calls = ModelUsage.zero()
 
-    def open_session(self, session_id: str) -> GmiSession | None:
+    def open_session(self, session_id: str) -> AgentSession | None:
         """The session open under ``session_id``, or ``None``."""
         session = self._open.get(session_id)
         return session if session is not None and not session.closed else None
 
-    def add(self, session: GmiSession) -> None:
+    def add(self, session: AgentSession) -> None:
         """Keep ``session`` as the one open under its id."""
         self._open[session.id] = session
 
-    def forget(self, session: GmiSession) -> None:
+    def forget(self, session: AgentSession) -> None:
         """Drop a closed session; its usage figures stay."""
         if self._open.get(session.id) is session:
             del self._open[session.id]
 
-    def ended(self, session: GmiSession, store: SessionStore | None) -> None:
+    def ended(self, session: AgentSession, store: SessionStore | None) -> None:
         """`session.close()` ended ``session``: forget it and mark it closed in ``store``.
 
         The store's next opening of the id then starts empty, with a new scope (spec: Closing).
@@ -59,7 +59,7 @@ class SessionRegistry:
         if store is not None and info is not None and info.open:
             store.save_info(dataclasses.replace(info, open=False, closed_at=datetime.now(UTC)))
 
-    def add_usage(self, session_id: str | None, usage: ModelUsage) -> None:
+    def add_usage(self, usage: ModelUsage, session_id: str | None) -> None:
         """Count a turn's usage to its session (``None``: an agent's `generate()`/`stream()`)."""
         if session_id is None:
             self._calls = self._calls + usage

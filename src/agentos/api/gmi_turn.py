@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Message, Role, ToolCall, ToolResult
+from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
 from agentos.llm.budget import BudgetLike
 from agentos.llm.model import FinishReason
@@ -87,33 +87,32 @@ def send_turn_options(options: Mapping[str, Any], end_user_id: str | None = None
     )
 
 
-class _HistoryFlush:
-    """Moves what the GMI added to its history to the turn's messages and its store writer.
+class _TurnRecord:
+    """The messages the GMI's turn adds after its input, as it adds them, on their way to the store.
 
-    What was added since the last flush, less the user message the GMI recorded (the store got
-    the turn's input first). Identity, not position: the history window may have trimmed older
-    messages when the input was recorded.
+    The GMI tells it of each one (its ``record`` sink); they join the turn's messages at once and
+    reach the store's writer at the next `flush()` (a finished step, a tool result, the turn's
+    end), before the turn goes on (the turn waits for its consumer after each chunk).
     """
 
-    def __init__(self, gmi: GMI, added: list[Message], block_label: str | None) -> None:
-        self._gmi = gmi
+    def __init__(self, added: list[Message], block_label: str | None) -> None:
         self._added = added
         self._label = block_label
-        self._seen = {id(m) for m in gmi.history.messages()}
-        self._input_seen = False
+        self._pending: list[Message] = []
         self.writer: TurnWriter | None = None
 
-    async def __call__(self) -> None:
-        new = [m for m in self._gmi.history.messages() if id(m) not in self._seen]
-        self._seen.update(id(m) for m in new)
-        if not self._input_seen and new and new[0].role is Role.USER:
-            new = new[1:]
-            self._input_seen = True
+    def __call__(self, message: Message) -> None:
         if self._label is not None:
-            new = [_labelled(m, self._label) for m in new]
-        self._added.extend(new)
-        if self.writer is not None and new:
-            await self.writer.add(new)
+            message = _labelled(message, self._label)
+        self._added.append(message)
+        if self.writer is not None:
+            self._pending.append(message)
+
+    async def flush(self) -> None:
+        """Write what was recorded since the last flush."""
+        if self._pending and self.writer is not None:
+            pending, self._pending = self._pending, []
+            await self.writer.add(pending)
 
 
 class GmiTurnRun:
@@ -194,21 +193,20 @@ class GmiTurnRun:
             raise abort_reason(signal)  # a send whose signal has already aborted starts no turn
         gmi = await self._gmi_for_turn()  # built (or rebuilt after a failed build) now
         turn_input = await self._turn_input()
-        writer = await self._start_store(gmi)
-        flush = _HistoryFlush(gmi, self._added, self._block_label)
-        flush.writer = writer
-        stream = await self._start(gmi, turn_input, writer)
+        record = _TurnRecord(self._added, self._block_label)
+        record.writer = await self._start_store(gmi)
+        stream = await self._start(gmi, turn_input, record)
         watcher = asyncio.create_task(self._watch(gmi, signal)) if signal is not None else None
         finished = False
         try:
-            async for part in self._fold(stream, flush):
+            async for part in self._fold(stream, record):
                 yield part
-            await self._settle(stream, flush)
+            await self._settle(stream, record)
             finished = True
         finally:
             if watcher is not None:
                 watcher.cancel()
-            await self._end(stream, flush, finished=finished)
+            await self._end(stream, record, finished=finished)
 
     async def _turn_input(self) -> GMITurnInput:
         """The GMI's input: the user's content, the typed options, the memory provider's text."""
@@ -243,21 +241,22 @@ class GmiTurnRun:
         return writer
 
     async def _start(
-        self, gmi: GMI, turn_input: GMITurnInput, writer: TurnWriter | None
+        self, gmi: GMI, turn_input: GMITurnInput, record: _TurnRecord
     ) -> GMITurnStream:
-        """The GMI's turn started under the call's spend budget."""
+        """The GMI's turn started under the call's spend budget, recording into ``record``."""
         token = CALL_BUDGET.set(self._budget) if self._budget is not None else None
         try:
-            return gmi.process_turn_stream(turn_input)  # its task copies the budget context
+            # Its task copies the budget context.
+            return gmi.process_turn_stream(turn_input, record=record)
         except BaseException:
-            if writer is not None:
-                await writer.discard()  # nothing ran: the input goes, the lease is freed
+            if record.writer is not None:
+                await record.writer.discard()  # nothing ran: the input goes, the lease is freed
             raise
         finally:
             if token is not None:
                 CALL_BUDGET.reset(token)
 
-    async def _fold(self, stream: GMITurnStream, flush: _HistoryFlush) -> AsyncIterator[StreamPart]:
+    async def _fold(self, stream: GMITurnStream, record: _TurnRecord) -> AsyncIterator[StreamPart]:
         """The stream parts of the GMI's chunks; the turn's error is kept for `_settle()`."""
         calls: list[ToolCall] = []
         async for chunk in stream:
@@ -272,7 +271,7 @@ class GmiTurnRun:
                 if chunk.metadata.get("attempt_failed") and chunk.usage is not None:
                     self._usage = self._usage + chunk.usage
             elif kind is GMIOutputChunkType.STEP_FINISHED:
-                await flush()
+                await record.flush()
                 step = _step_result(chunk.content, calls)
                 calls = []
                 if step.usage is not None:
@@ -283,16 +282,16 @@ class GmiTurnRun:
                 result = _tool_result(chunk.content)
                 if self._steps:
                     self._steps[-1].tool_results.append(result)
-                await flush()  # the result is in the GMI's history: store it now
+                await record.flush()  # the result is in the GMI's history: store it now
                 yield ToolResultPart(result)
             elif kind is GMIOutputChunkType.ERROR:
                 self._error = _turn_error(chunk)
 
-    async def _settle(self, stream: GMITurnStream, flush: _HistoryFlush) -> None:
+    async def _settle(self, stream: GMITurnStream, record: _TurnRecord) -> None:
         """After the last chunk: the output, the last messages, the error or the object."""
         self._output = await stream.output()
         self._usage = self._output.usage
-        await flush()
+        await record.flush()
         signal = self._abort_signal
         if self._error is not None:
             if signal is not None and is_aborted(signal):
@@ -303,12 +302,12 @@ class GmiTurnRun:
             try:
                 self._object = self._structured.parse(last.text, last.finish_reason)
             except ObjectGenerationError:
-                if flush.writer is not None:
-                    await flush.writer.discard()  # the turn leaves nothing in the history
-                    flush.writer = None
+                if record.writer is not None:
+                    await record.writer.discard()  # the turn leaves nothing in the history
+                    record.writer = None
                 raise
 
-    async def _end(self, stream: GMITurnStream, flush: _HistoryFlush, *, finished: bool) -> None:
+    async def _end(self, stream: GMITurnStream, record: _TurnRecord, *, finished: bool) -> None:
         """Closes a turn that did not finish, settles the store, tells ``after``."""
         if not finished:
             with contextlib.suppress(Exception):
@@ -318,8 +317,8 @@ class GmiTurnRun:
                 # estimated (DESIGN §5.19), and steps whose chunks were not read yet.
                 self._usage = stream.usage()
             with contextlib.suppress(Exception):
-                await flush()
-        writer = flush.writer
+                await record.flush()
+        writer = record.writer
         if writer is not None:
             if finished:
                 await writer.commit()

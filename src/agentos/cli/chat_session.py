@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from agentos.api.agent_options import AgentOptions
 from agentos.api.cognition import CognitionProfile
 from agentos.api.gmi_agent import GmiAgent, gmi
-from agentos.api.gmi_session import GmiSession
+from agentos.api.session import AgentSession
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.embedding import Embedder
 from agentos.llm.model import ChatModel, ModelChunk, ModelRequest, WrapperModel, closing_stream
@@ -262,7 +262,7 @@ class ChatSession:
     def __init__(
         self,
         agent: GmiAgent,
-        session: GmiSession,
+        session: AgentSession,
         settings: ChatSettings,
         *,
         database: Database | None = None,

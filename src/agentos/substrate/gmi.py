@@ -19,7 +19,6 @@ step that fails emits no STEP_FINISHED), and FINAL_RESPONSE_MARKER ends every tu
 
 The GMI's state is one value (`GMIState`, ``gmi.mind``) that its turns and collaborators receive
 with its services (`GMIServices`); the GMI's attributes (``mood``, ``history``, ...) read it.
-
 After a failed turn the GMI is READY again, not ERRORED as the reference leaves it: a session's
 next turn must run (spec: Sessions). After `shutdown()` it stays SHUTDOWN.
 """
@@ -52,7 +51,7 @@ from agentos.substrate.tool_continuation import (
     pending_tool_calls,
 )
 from agentos.substrate.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
-from agentos.substrate.turn import TurnCarry, TurnRunner
+from agentos.substrate.turn import MessageSink, TurnCarry, TurnRunner
 from agentos.substrate.turn_input import GMITurnInput
 from agentos.substrate.turn_phases import scrub_dropped_turns
 from agentos.substrate.turn_stream import GMITurnStream
@@ -245,10 +244,15 @@ class GMI:
 
     # -- turns ------------------------------------------------------------------------------
 
-    def process_turn_stream(self, turn_input: GMITurnInput) -> GMITurnStream:
-        """Start a turn; iterate the returned stream for its chunks."""
+    def process_turn_stream(
+        self, turn_input: GMITurnInput, *, record: MessageSink | None = None
+    ) -> GMITurnStream:
+        """Start a turn; iterate the returned stream for its chunks.
+
+        ``record`` is told of each message the turn adds after its input, as it adds it.
+        """
         self._ensure_ready()
-        stream = GMITurnStream(lambda stream: self._run_turn(turn_input, stream))
+        stream = GMITurnStream(lambda stream: self._run_turn(turn_input, stream, record))
         self._running = stream
         return stream
 
@@ -300,10 +304,12 @@ class GMI:
         result = outcome_result(tool_call_id, tool_name, outcome)
         return await self.handle_tool_results([result], user_id=user_id)
 
-    async def _run_turn(self, turn_input: GMITurnInput, stream: GMITurnStream) -> None:
+    async def _run_turn(
+        self, turn_input: GMITurnInput, stream: GMITurnStream, record: MessageSink | None
+    ) -> None:
         services = self._services
         assert services is not None  # process_turn_stream() checked
-        turn = TurnRunner(self._mind, services, self._carry, turn_input, stream)
+        turn = TurnRunner(self._mind, services, self._carry, turn_input, stream, record)
         self.state = GMIPrimeState.PROCESSING
         try:
             output = await turn.run()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +48,12 @@ from agentos.substrate.turn_steps import TurnSteps
 from agentos.substrate.turn_stream import GMITurnStream
 from agentos.tools.context import ToolExecutionContext
 
-__all__ = ["TurnCarry", "TurnRunner"]
+__all__ = ["MessageSink", "TurnCarry", "TurnRunner"]
+
+MessageSink = Callable[[Message], None]
+"""Told of each message a turn adds to the GMI's history after its input, as it adds it (each
+model step's assistant message, each tool result), so a host keeps the turn's messages without
+reading them back out of the history (`GMI.process_turn_stream(record=...)`)."""
 
 FAIL_CLOSED = "fail_closed"
 """The `TurnOptions.tool_failure_mode` that ends a turn on a failed tool."""
@@ -77,6 +83,7 @@ class TurnRunner:
         carry: TurnCarry,
         turn_input: GMITurnInput,
         stream: GMITurnStream,
+        record: MessageSink | None = None,
     ) -> None:
         self.state = state
         self.services = services
@@ -90,6 +97,7 @@ class TurnRunner:
         self.options = turn_input.options
         self.is_continuation = turn_input.tool_results is not None
         self.turn_messages: list[Message] = []
+        self._record = record
         self.steps = TurnSteps(state, self.turn_id, self.emit, self._add)
         stream.usage = self.usage  # a consumer that stops the turn reads what it used
 
@@ -308,3 +316,5 @@ class TurnRunner:
         """Record a message of this turn in the history."""
         self.state.history.add(message)
         self.turn_messages.append(message)
+        if self._record is not None:
+            self._record(message)
