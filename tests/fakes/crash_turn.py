@@ -50,9 +50,9 @@ MODEL_POINTS = (
 )
 """Points in the second turn's model calls (0: the tool round's, 1: the answer's) and tools."""
 
-WRITE_POINTS = tuple(f"write_{n}" for n in range(1, 8))
-"""Inside the turn's Nth transaction: 1 takes the lease, 2 stores the input, 3 the first step,
-4 and 5 the two tool results, 6 the answer step, 7 releases the lease."""
+WRITE_POINTS = tuple(f"write_{n}" for n in range(1, 7))
+"""Inside the turn's Nth transaction: 1 takes the lease, 2 stores the input with the first
+step, 3 and 4 the two tool results, 5 the answer step, 6 releases the lease."""
 
 KILL_POINTS = MODEL_POINTS + WRITE_POINTS
 
@@ -64,12 +64,11 @@ IN_PROCESS = {
     # A step is finished when its write committed: a kill inside that write is a failure
     # before the step finished.
     "write_1": "before_call_0",
-    "write_2": "before_call_0",
-    "write_3": "mid_stream_0",
-    "write_4": "in_tool_a",
-    "write_5": "in_tool_b",
-    "write_6": "mid_stream_1",
-    "write_7": "after_last_step",
+    "write_2": "mid_stream_0",
+    "write_3": "in_tool_a",
+    "write_4": "in_tool_b",
+    "write_5": "mid_stream_1",
+    "write_6": "after_last_step",
 }
 """The in-process failure each kill point equals."""
 

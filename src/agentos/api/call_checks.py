@@ -64,6 +64,8 @@ def refuse_unknown_options(
     ``prefix`` before it (``"learning."`` for the keys of a nested option); the message lists
     every unknown key and the closest known name for each.
     """
+    if not options:
+        return  # the common call, which passes no option at all
     names = sorted(known)
     unknown = sorted(set(options) - set(names))
     if unknown:
@@ -165,6 +167,8 @@ def check_call_options(options: Mapping[str, Any]) -> None:
     a pydantic model or a JSON schema of an object, and ``schema_name``, ``block_label``,
     ``user_id``, ``provider``, ``model``, ``usage_ledger`` and ``abort_signal`` of the wrong type.
     """
+    if not options:
+        return  # the common call, which passes no option at all
     _check_sampling(options)
     cache_diagnostics_request(options.get("cache_diagnostics"))
     check_completion_settings(options)

@@ -129,7 +129,7 @@ class GmiAgent:
         engine = GmiEngine(
             self._session_gmi,
             history,
-            memory=hooks,
+            memory=hooks if provider is not None else None,  # no provider: nothing to ask
             budget=self.budget,
             ledger=options.get("usage_ledger"),
         )

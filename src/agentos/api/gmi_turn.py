@@ -73,6 +73,8 @@ def send_turn_options(options: Mapping[str, Any], end_user_id: str | None = None
     spec's ``response_schema`` / ``schema_name``; a blank ``end_user_id`` is anonymous and sends
     none.
     """
+    if not options and not end_user_id:
+        return _NO_OPTIONS  # frozen, so one value serves every plain send
     return TurnOptions(
         temperature=options.get("temperature"),
         max_tokens=options.get("max_tokens"),
@@ -85,6 +87,9 @@ def send_turn_options(options: Mapping[str, Any], end_user_id: str | None = None
         schema_name=options.get("schema_name"),
         end_user_id=end_user_id if end_user_id and end_user_id.strip() else None,
     )
+
+
+_NO_OPTIONS = TurnOptions()
 
 
 class _TurnRecord:
@@ -100,6 +105,11 @@ class _TurnRecord:
         self._label = block_label
         self._pending: list[Message] = []
         self.writer: TurnWriter | None = None
+
+    def start(self, writer: TurnWriter, stored_input: Message) -> None:
+        """Write into ``writer``, the turn's input first (at the first `flush()`)."""
+        self.writer = writer
+        self._pending.append(stored_input)
 
     def __call__(self, message: Message) -> None:
         if self._label is not None:
@@ -194,13 +204,29 @@ class GmiTurnRun:
         gmi = await self._gmi_for_turn()  # built (or rebuilt after a failed build) now
         turn_input = await self._turn_input()
         record = _TurnRecord(self._added, self._block_label)
-        record.writer = await self._start_store(gmi)
+        await self._start_store(gmi, record)
         stream = await self._start(gmi, turn_input, record)
         watcher = asyncio.create_task(self._watch(gmi, signal)) if signal is not None else None
         finished = False
+        calls: list[ToolCall] = []  # the running step's, until its STEP_FINISHED
         try:
-            async for part in self._fold(stream, record):
-                yield part
+            async for chunk in stream:
+                kind = chunk.type
+                if kind is GMIOutputChunkType.TEXT_DELTA:
+                    yield TextDeltaPart(str(chunk.content))
+                elif kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
+                    for call in chunk.content:
+                        calls.append(call)
+                        yield ToolCallPart(call)
+                elif kind is GMIOutputChunkType.STEP_FINISHED:
+                    await record.flush()  # the step is in the GMI's history: store it now
+                    yield self._step_finished(chunk.content, calls)
+                    calls = []
+                elif kind is GMIOutputChunkType.TOOL_RESULT:
+                    await record.flush()  # so is the result
+                    yield self._tool_result(chunk.content)
+                else:
+                    self._note(chunk)
             await self._settle(stream, record)
             finished = True
         finally:
@@ -224,21 +250,24 @@ class GmiTurnRun:
             options=options,
         )
 
-    async def _start_store(self, gmi: GMI) -> TurnWriter | None:
-        """Takes the session's lease, loads the store's history into the GMI, writes the input."""
+    async def _start_store(self, gmi: GMI, record: _TurnRecord) -> None:
+        """Takes the session's lease and loads the store's history into the GMI.
+
+        The input goes to the store with the turn's first finished step (spec: a turn that
+        fails before any step finishes keeps nothing), so a turn costs one write less.
+        """
         if self._history is None:
-            return None
+            return
         writer = await self._history.start_turn(name=self._session_id)
         try:
             await gmi.replace_history(self._history.prompt_messages())
-            stored_input = self._input
-            if self._block_label is not None:
-                stored_input = _labelled(stored_input, self._block_label)
-            await writer.add([stored_input])
         except BaseException:
             await writer.discard()  # frees the session's lease
             raise
-        return writer
+        stored_input = self._input
+        if self._block_label is not None:
+            stored_input = _labelled(stored_input, self._block_label)
+        record.start(writer, stored_input)
 
     async def _start(
         self, gmi: GMI, turn_input: GMITurnInput, record: _TurnRecord
@@ -256,36 +285,26 @@ class GmiTurnRun:
             if token is not None:
                 CALL_BUDGET.reset(token)
 
-    async def _fold(self, stream: GMITurnStream, record: _TurnRecord) -> AsyncIterator[StreamPart]:
-        """The stream parts of the GMI's chunks; the turn's error is kept for `_settle()`."""
-        calls: list[ToolCall] = []
-        async for chunk in stream:
-            kind = chunk.type
-            if kind is GMIOutputChunkType.TEXT_DELTA:
-                yield TextDeltaPart(str(chunk.content))
-            elif kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
-                for call in chunk.content:
-                    calls.append(call)
-                    yield ToolCallPart(call)
-            elif kind is GMIOutputChunkType.USAGE_UPDATE:
-                if chunk.metadata.get("attempt_failed") and chunk.usage is not None:
-                    self._usage = self._usage + chunk.usage
-            elif kind is GMIOutputChunkType.STEP_FINISHED:
-                await record.flush()
-                step = _step_result(chunk.content, calls)
-                calls = []
-                if step.usage is not None:
-                    self._usage = self._usage + step.usage
-                self._steps.append(step)
-                yield StepFinishPart(step)
-            elif kind is GMIOutputChunkType.TOOL_RESULT:
-                result = _tool_result(chunk.content)
-                if self._steps:
-                    self._steps[-1].tool_results.append(result)
-                await record.flush()  # the result is in the GMI's history: store it now
-                yield ToolResultPart(result)
-            elif kind is GMIOutputChunkType.ERROR:
-                self._error = _turn_error(chunk)
+    def _step_finished(self, payload: StepFinishedPayload, calls: list[ToolCall]) -> StreamPart:
+        step = _step_result(payload, calls)
+        if step.usage is not None:
+            self._usage = self._usage + step.usage
+        self._steps.append(step)
+        return StepFinishPart(step)
+
+    def _tool_result(self, payload: ToolResultPayload) -> StreamPart:
+        result = _tool_result(payload)
+        if self._steps:
+            self._steps[-1].tool_results.append(result)
+        return ToolResultPart(result)
+
+    def _note(self, chunk: GMIOutputChunk) -> None:
+        """A chunk with no stream part: a failed attempt's usage counts; the error is kept."""
+        if chunk.type is GMIOutputChunkType.USAGE_UPDATE:
+            if chunk.metadata.get("attempt_failed") and chunk.usage is not None:
+                self._usage = self._usage + chunk.usage
+        elif chunk.type is GMIOutputChunkType.ERROR:
+            self._error = _turn_error(chunk)
 
     async def _settle(self, stream: GMITurnStream, record: _TurnRecord) -> None:
         """After the last chunk: the output, the last messages, the error or the object."""

@@ -113,10 +113,12 @@ class AgentSession:
         list of content parts) and the options are checked before the turn starts
         (`agentos.api.call_checks`): a bad one raises naming it, and nothing is stored or sent.
         """
-        run = self._run(prompt, options)
-        async with closing_stream(run.parts()) as parts:
-            async for _ in parts:
-                pass
+        run = self._turn(prompt, options)
+        async with self._lock:
+            self._check_open()
+            async with closing_stream(run.parts()) as parts:
+                async for _ in parts:
+                    pass
         return run.result()
 
     def stream(self, prompt: str | list[ContentPart], **options: Any) -> StreamTextResult:
@@ -125,13 +127,14 @@ class AgentSession:
         Its text, usage and result settle after the history is written; a consumer that stops
         reading stops the turn and aborts its model call.
         """
-        return StreamTextResult(self._run(prompt, options), options.get("response_schema"))
+        run = _LockedRun(self._turn(prompt, options), self._lock, self._check_open)
+        return StreamTextResult(run, options.get("response_schema"))
 
-    def _run(self, prompt: str | list[ContentPart], options: dict[str, Any]) -> Run:
+    def _turn(self, prompt: str | list[ContentPart], options: dict[str, Any]) -> Run:
+        """The engine's turn, not yet started, after the checks that need no turn."""
         self._check_open()
         check_prompt(prompt)
-        turn = self._engine.turn(self, prompt, options, self._count)
-        return _LockedRun(turn, self._lock, self._check_open)
+        return self._engine.turn(self, prompt, options, self._count)
 
     def _count(self, usage: ModelUsage) -> None:
         self._usage = self._usage + usage
