@@ -44,6 +44,12 @@ from agentos.storage.sqlite import (
     default_database_path,
     open_database,
 )
+from agentos.storage.tool_pause_sqlite import (
+    TOOL_PAUSE_MIGRATIONS,
+    TOOL_PAUSE_STORE,
+    SQLiteToolPauseStore,
+)
+from agentos.storage.tool_pauses import InMemoryToolPauseStore, ToolPause, ToolPauseStore
 from agentos.storage.tool_rounds import validate_tool_pairing
 from agentos.storage.turn_writer import TurnWriter
 from agentos.storage.unfinished_turns import PARTIAL, is_partial, mark_partial
@@ -58,14 +64,18 @@ __all__ = [
     "PARTIAL",
     "SESSION_STORE",
     "SESSION_STORE_MIGRATIONS",
+    "TOOL_PAUSE_MIGRATIONS",
+    "TOOL_PAUSE_STORE",
     "USAGE_LEDGER_MIGRATIONS",
     "Database",
     "HistoryEvent",
     "HistoryEventKind",
     "InMemorySessionStore",
+    "InMemoryToolPauseStore",
     "InMemoryUsageLedger",
     "Migration",
     "SQLiteSessionStore",
+    "SQLiteToolPauseStore",
     "SQLiteUsageLedger",
     "SessionChanges",
     "SessionHistoryBuffer",
@@ -74,6 +84,8 @@ __all__ = [
     "SessionStore",
     "StorageError",
     "StoredMessage",
+    "ToolPause",
+    "ToolPauseStore",
     "TurnWriter",
     "UsageEvent",
     "UsageLedger",
