@@ -132,8 +132,10 @@ class Message:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        role = Role(self.role)
-        object.__setattr__(self, "role", role)
+        role = self.role
+        if type(role) is not Role:  # a plain string given for the role
+            role = Role(role)
+            object.__setattr__(self, "role", role)
         if self.tool_calls and role is not Role.ASSISTANT:
             raise ValueError(f"only assistant messages request tool calls, not {role.value!r} ones")
         if (self.tool_result is not None) != (role is Role.TOOL):

@@ -27,6 +27,8 @@ def estimate_tokens_for_chars(chars: int) -> int:
 
 def message_text_for_estimate(message: Message) -> str:
     """What a message puts in front of the model: text, tool calls, a tool result's output."""
+    if not message.tool_calls and message.tool_result is None:
+        return message.text  # the common message: its text alone
     parts = [message.text]
     parts.extend(call.name + compact_json(call.arguments) for call in message.tool_calls)
     if message.tool_result is not None:
@@ -36,4 +38,8 @@ def message_text_for_estimate(message: Message) -> str:
 
 def compact_json(value: object) -> str:
     """``value`` as the compact JSON the estimate counts (anything unknown as its ``str``)."""
-    return json.dumps(value, separators=(",", ":"), default=str)
+    return _COMPACT.encode(value)
+
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"), default=str)
+"""What ``json.dumps(value, separators=(",", ":"), default=str)`` builds on every call."""

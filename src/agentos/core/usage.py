@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 __all__ = ["ModelUsage"]
 
+_COUNTS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens")
+
 
 @dataclass(frozen=True, slots=True)
 class ModelUsage:
@@ -39,14 +41,16 @@ class ModelUsage:
     estimated: bool = False
 
     def __post_init__(self) -> None:
-        for name in (
-            "prompt_tokens",
-            "completion_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
+        # One comparison chain first: usages are made several times per model step.
+        if (
+            self.prompt_tokens < 0
+            or self.completion_tokens < 0
+            or self.cache_read_tokens < 0
+            or self.cache_write_tokens < 0
         ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"ModelUsage.{name} must be >= 0, got {getattr(self, name)}")
+            for name in _COUNTS:
+                if getattr(self, name) < 0:
+                    raise ValueError(f"ModelUsage.{name} must be >= 0, got {getattr(self, name)}")
         if self.total_tokens is None:
             object.__setattr__(self, "total_tokens", self.prompt_tokens + self.completion_tokens)
         elif self.total_tokens < 0:
@@ -59,6 +63,8 @@ class ModelUsage:
     @classmethod
     def zero(cls) -> ModelUsage:
         """No tokens and a known cost of 0: the starting point of a sum."""
+        if cls is ModelUsage:
+            return _ZERO  # frozen, so one instance serves every caller
         return cls(cost_usd=0.0)
 
     @property
@@ -91,3 +97,6 @@ class ModelUsage:
         for usage in usages:
             total = total + usage
         return total
+
+
+_ZERO = ModelUsage(cost_usd=0.0)

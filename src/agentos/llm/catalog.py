@@ -42,6 +42,7 @@ least until 2026-11-21" beside a $5/$30 list price: which one bills today is not
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -114,19 +115,23 @@ _CATALOG: dict[tuple[str, str], ModelInfo] = {
 _PROVIDER_ORDER = ("openai", "anthropic", "gemini", "openrouter", "ollama", "local")
 
 
-def _candidate_ids(provider_id: str, model_id: str) -> Iterator[str]:
-    """The ids to try for ``model_id`` on ``provider_id``, in the order of the lookup rules."""
-    yield model_id
+@functools.lru_cache(maxsize=256)
+def _candidate_ids(provider_id: str, model_id: str) -> tuple[str, ...]:
+    """The ids to try for ``model_id`` on ``provider_id``, in the order of the lookup rules.
+
+    Cached: they follow from the names alone (a regex and the alias table), and every model
+    step looks its model up. The catalog itself is read afresh on each lookup.
+    """
     bare = model_id.removeprefix("models/")
-    yield bare
-    alias = _ALIASES.get((provider_id, bare))
-    if alias is not None:
-        yield alias
     undated = _SNAPSHOT_SUFFIX.sub("", bare)
-    yield undated
-    alias = _ALIASES.get((provider_id, undated))
-    if alias is not None:
-        yield alias
+    candidates = (
+        model_id,
+        bare,
+        _ALIASES.get((provider_id, bare)),
+        undated,
+        _ALIASES.get((provider_id, undated)),
+    )
+    return tuple(candidate for candidate in candidates if candidate is not None)
 
 
 def model_info(provider_id: str, model_id: str) -> ModelInfo | None:
@@ -205,4 +210,5 @@ def priced(provider_id: str, model_id: str, usage: ModelUsage) -> ModelUsage:
     """``usage`` with its cost filled in from the catalog (kept when the provider gave one)."""
     if usage.cost_usd is not None:
         return usage
-    return replace(usage, cost_usd=cost_usd(provider_id, model_id, usage))
+    cost = cost_usd(provider_id, model_id, usage)
+    return usage if cost is None else replace(usage, cost_usd=cost)  # None: nothing to fill

@@ -36,7 +36,7 @@ from agentos.llm.model import (
     ModelRequest,
     TextDelta,
     WrapperModel,
-    closing_stream,
+    aclose_stream,
 )
 from agentos.llm.step_tally import StepTally
 from agentos.storage.ledger import GLOBAL_SESSION, UsageEvent, UsageLedger
@@ -196,7 +196,8 @@ class MeteredModel(WrapperModel):
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         tally = StepTally(request)
         try:
-            async with closing_stream(self.inner.stream(request)) as chunks:
+            chunks = self.inner.stream(request)
+            try:
                 async for chunk in chunks:
                     if type(chunk) is TextDelta:  # the common case first: one test per delta
                         tally.output_chars += len(chunk.text)
@@ -204,6 +205,8 @@ class MeteredModel(WrapperModel):
                         continue
                     tally.add(chunk)
                     yield chunk
+            finally:
+                await aclose_stream(chunks)  # leaving early aborts the call
         except ProviderError as error:
             # Spec: a failed step's bill is the usage its provider error reports, else the last
             # usage the step reported.
@@ -234,11 +237,12 @@ class MeteredModel(WrapperModel):
         self, usage: ModelUsage, finish_reason: str | None, *, attempt_failed: bool
     ) -> None:
         context = self.context
+        provider_id, model_id = self.provider_id, self.model_id  # each a property of the inner
         event = UsageEvent.from_usage(
-            catalog.priced(self.provider_id, self.model_id, usage),
+            catalog.priced(provider_id, model_id, usage),
             recorded_at=self.clock.now(),
-            provider_id=self.provider_id,
-            model_id=self.model_id,
+            provider_id=provider_id,
+            model_id=model_id,
             finish_reason=finish_reason,
             attempt_failed=attempt_failed,
             hop=context.hop,

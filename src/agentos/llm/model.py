@@ -20,9 +20,8 @@ can put that message in the prompt itself (`schema_prompt_for`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from agentos.core.messages import Message, ReplayBlock, ToolCall
 from agentos.core.usage import ModelUsage
@@ -44,6 +43,7 @@ __all__ = [
     "ToolChoice",
     "ToolDefinition",
     "UsageChunk",
+    "aclose_stream",
     "closing_stream",
 ]
 
@@ -253,15 +253,33 @@ class WrapperModel:
         return getattr(self.inner, name)
 
 
-@asynccontextmanager
-async def closing_stream(stream: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
-    """Use ``stream`` and close it on exit, so leaving early aborts the call it belongs to."""
-    try:
-        yield stream
-    finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+class closing_stream(Generic[T]):  # lower case: it reads as ``async with closing_stream(s)``
+    """Use ``stream`` and close it on exit, so leaving early aborts the call it belongs to.
+
+    A class rather than an ``@asynccontextmanager``: that one is an async generator of its
+    own, and every model step enters several of these.
+    """
+
+    __slots__ = ("_stream",)
+
+    def __init__(self, stream: AsyncIterator[T]) -> None:
+        self._stream = stream
+
+    async def __aenter__(self) -> AsyncIterator[T]:
+        return self._stream
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await aclose_stream(self._stream)
+
+
+async def aclose_stream(stream: AsyncIterator[Any]) -> None:
+    """Close ``stream`` when it can be closed (an async generator, a provider's stream).
+
+    What `closing_stream` does on exit, for a ``try``/``finally`` on a path every chunk takes.
+    """
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def thinking_budget_tokens(thinking: object) -> int | None:

@@ -15,9 +15,9 @@ request, so the budget, the ledger and the stream's ``usage`` settle on the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from agentos.core.messages import Message
+from agentos.core.messages import Message, ToolCall
 from agentos.core.tokens import estimate_tokens_for_chars, message_text_for_estimate
 from agentos.core.usage import ModelUsage
 from agentos.llm.model import (
@@ -45,15 +45,16 @@ class StepTally:
     finished: bool = False
     """Whether the step's `FinishChunk` has arrived."""
     output_chars: int = 0
-    """The characters of the text and the tool calls that arrived."""
+    """The characters of the text that arrived (the tool calls' are counted from `calls`)."""
+    calls: list[ToolCall] = field(default_factory=list)
+    """The tool calls that arrived: sized only when the step is left early."""
 
     def add(self, chunk: ModelChunk) -> None:
         """Count ``chunk``."""
         if type(chunk) is TextDelta:
             self.output_chars += len(chunk.text)
         elif isinstance(chunk, ToolCallChunk):
-            call = Message.assistant(tool_calls=[chunk.tool_call])
-            self.output_chars += len(message_text_for_estimate(call))
+            self.calls.append(chunk.tool_call)
         elif isinstance(chunk, UsageChunk):
             self.usage = chunk.usage
         elif isinstance(chunk, FinishChunk):
@@ -69,7 +70,11 @@ class StepTally:
         """
         if self.finished and self.usage is not None:
             return self.usage
-        completion = estimate_tokens_for_chars(self.output_chars)
+        chars = self.output_chars + sum(
+            len(message_text_for_estimate(Message.assistant(tool_calls=[call])))
+            for call in self.calls
+        )
+        completion = estimate_tokens_for_chars(chars)
         cap = self.request.options.max_tokens
         if cap is not None:
             completion = min(completion, cap)

@@ -38,7 +38,7 @@ The parameters the spec makes differ between paths are ``fail_closed`` (a GMI tu
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 
 from agentos.core.messages import Message, ToolCall, ToolResult
@@ -115,7 +115,7 @@ class StepLoop:
         self.unannounced: list[ToolResult] = []
         """Results a stopped tool round recorded without their `ToolResultEvent`."""
 
-    async def events(self) -> AsyncIterator[LoopEvent]:
+    async def events(self) -> AsyncGenerator[LoopEvent, None]:
         """Run the steps, yielding their events; raises the failure a step ends with."""
         options = self.options
         previous: StepFinishedEvent | None = None
@@ -126,9 +126,33 @@ class StepLoop:
                 options = replace(options, cache_diagnostics=request)
             step = StepCollector()
             build = self._builder(index, options, previous)
-            async with closing_stream(self._stream(build, step)) as streamed:
-                async for event in streamed:
-                    yield event
+            failed_hop: Hop | None = None
+            # The step's chunks are read here, not in a generator of their own: one layer less
+            # for every chunk of every step.
+            items = self.turn.stream_step(build)
+            try:
+                try:
+                    async for item in items:
+                        if isinstance(item, AttemptFailed):
+                            failed_hop = item.hop
+                            yield AttemptFailedEvent(item, _billed(item, step))
+                            continue
+                        step.add(item)
+                        if type(item) is TextDelta:
+                            if item.text:
+                                yield TextDeltaEvent(item.text)
+                        elif isinstance(item, ToolCallChunk):
+                            yield ToolCallEvent(item.tool_call)
+                        elif isinstance(item, UsageChunk):
+                            yield UsageEvent(item.usage)
+                finally:
+                    await items.aclose()  # leaving early aborts the model call
+            except Exception as exc:
+                raise step.failure(exc, failed_hop) from exc
+            except BaseException:
+                # The reader left early: the step costs what the gateway settled (DESIGN §5.19).
+                self.left_early = self.turn.left_early_usage
+                raise
             finished = await self._finish(index, step)
             yield finished
             if not finished.will_run_tools:
@@ -177,35 +201,6 @@ class StepLoop:
 
         return build
 
-    async def _stream(
-        self, build: Callable[[Hop], ModelRequest], step: StepCollector
-    ) -> AsyncIterator[LoopEvent]:
-        failed_hop: Hop | None = None
-        try:
-            async with closing_stream(self.turn.stream_step(build)) as items:
-                async for item in items:
-                    if isinstance(item, AttemptFailed):
-                        failed_hop = item.hop
-                        billed = item.usage
-                        if billed is None and item.after_output:
-                            billed = step.usage
-                        yield AttemptFailedEvent(item, billed)
-                        continue
-                    step.add(item)
-                    if type(item) is TextDelta:
-                        if item.text:
-                            yield TextDeltaEvent(item.text)
-                    elif isinstance(item, ToolCallChunk):
-                        yield ToolCallEvent(item.tool_call)
-                    elif isinstance(item, UsageChunk):
-                        yield UsageEvent(item.usage)
-        except Exception as exc:
-            raise step.failure(exc, failed_hop) from exc
-        except BaseException:
-            # The reader left early: the step costs what the gateway settled (DESIGN §5.19).
-            self.left_early = self.turn.left_early_usage
-            raise
-
     async def _finish(self, index: int, step: StepCollector) -> StepFinishedEvent:
         hop = self.turn.serving_hop
         assert hop is not None  # a step that completed was served by a hop
@@ -245,6 +240,13 @@ class StepLoop:
         if vetted is None:
             return skipped_by_hook(call)
         return await self.run_tool(vetted)
+
+
+def _billed(failed: AttemptFailed, step: StepCollector) -> ModelUsage | None:
+    """What a failed attempt is billed: its error's usage, else, after output, the step's last."""
+    if failed.usage is None and failed.after_output:
+        return step.usage
+    return failed.usage
 
 
 def _offer_tools(options: CompletionOptions, tools: Sequence[ToolDefinition]) -> CompletionOptions:

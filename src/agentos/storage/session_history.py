@@ -90,6 +90,9 @@ class SessionHistoryBuffer:
         self._loaded = False
         self._revision: int | None = None  # the store's revision the held messages reflect
         self._lease: HeldLease | None = None  # the lease a turn, reseed or clear holds now
+        # `_leases` of the store last seen: an isinstance() against a runtime-checkable Protocol
+        # walks the protocol's members, too slow to repeat on every turn.
+        self._leases_of: tuple[SessionStore, SessionLeases | None] | None = None
 
     @property
     def max_tokens(self) -> int:
@@ -212,7 +215,11 @@ class SessionHistoryBuffer:
 
     @property
     def _leases(self) -> SessionLeases | None:
-        return self.store if isinstance(self.store, SessionLeases) else None
+        store = self.store
+        known = self._leases_of
+        if known is None or known[0] is not store:
+            known = self._leases_of = (store, store if isinstance(store, SessionLeases) else None)
+        return known[1]
 
     @asynccontextmanager
     async def _exclusive(self) -> AsyncIterator[None]:

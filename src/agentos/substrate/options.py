@@ -50,6 +50,8 @@ FORWARDED_COMPLETION_OPTION_KEYS: tuple[str, ...] = (
     "tool_choice",
 )
 
+_FORWARDED = frozenset(FORWARDED_COMPLETION_OPTION_KEYS)
+
 _CAMEL = {
     "".join(w if i == 0 else w.capitalize() for i, w in enumerate(key.split("_"))): key
     for key in FORWARDED_COMPLETION_OPTION_KEYS
@@ -60,7 +62,7 @@ def _read(source: Mapping[str, Any] | None) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for raw_key, value in (source or {}).items():
         key = _CAMEL.get(raw_key, raw_key)
-        if key in FORWARDED_COMPLETION_OPTION_KEYS and value is not None:
+        if key in _FORWARDED and value is not None:
             found[key] = value
     return found
 
@@ -68,8 +70,11 @@ def _read(source: Mapping[str, Any] | None) -> dict[str, Any]:
 def _turn_values(turn_options: TurnOptions | None) -> dict[str, Any]:
     if turn_options is None:
         return {}
-    found = {key: getattr(turn_options, key) for key in FORWARDED_COMPLETION_OPTION_KEYS}
-    return {key: value for key, value in found.items() if value is not None}
+    return {
+        key: value
+        for key in FORWARDED_COMPLETION_OPTION_KEYS
+        if (value := getattr(turn_options, key)) is not None
+    }
 
 
 def forwarded_options(

@@ -20,14 +20,13 @@ catalog does not know never raises: its window is a guess.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentos.core.errors import ContextWindowExceededError
 from agentos.core.messages import Message
-from agentos.core.tokens import estimate_tokens, message_text_for_estimate
+from agentos.core.tokens import compact_json, estimate_tokens, message_text_for_estimate
 from agentos.llm import catalog
 from agentos.llm.model import ToolDefinition
 from agentos.substrate.history import normalize_history
@@ -104,9 +103,7 @@ def message_tokens(message: Message) -> int:
 
 def _tool_tokens(tools: Sequence[ToolDefinition]) -> int:
     chars = sum(
-        len(tool.name)
-        + len(tool.description)
-        + len(json.dumps(tool.parameters, separators=(",", ":"), default=str))
+        len(tool.name) + len(tool.description) + len(compact_json(tool.parameters))
         for tool in tools
     )
     return math.ceil(chars / 4)
@@ -189,8 +186,9 @@ class PromptEngine:
         which always stay whole. Raises `ContextWindowExceededError` when the request cannot fit
         even with no earlier message and the catalog knows the model's window.
         """
-        window_known = catalog.model_info(provider, model) is not None
-        window = catalog.context_window(provider, model)
+        info = catalog.model_info(provider, model)  # one lookup: the window is the entry's
+        window_known = info is not None
+        window = info.context_window if info is not None else catalog.DEFAULT_CONTEXT_WINDOW
         budget = history_budget(window)
 
         head = _head(system_prompts, retrieved_context)

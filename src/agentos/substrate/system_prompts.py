@@ -147,7 +147,7 @@ def turn_system_prompts(
         prompts.append(SystemPrompt(section, PERSONALITY_SECTION_PRIORITY, "personality"))
     prompts.extend(_texts(options))
     preferences = user_context.get("preferences")
-    if isinstance(preferences, Mapping):
+    if isinstance(preferences, Mapping) and preferences:  # an empty one asks for nothing
         prompts.extend(preference_prompts(preferences))
     provided = options.memory_provider_context
     if provided is not None and provided.strip():

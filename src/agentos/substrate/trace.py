@@ -5,6 +5,14 @@ Entries keep at most ``max_entries`` (500 by default; the persona's
 is cut to 1,000 characters; details are deep-copied in and out, so neither the caller nor a reader
 can change a stored entry. `ReasoningTrace.forget_turns()` strips the details of the entries of
 turns a history replace or clear dropped (their type and message stay).
+
+`deep_copy` is how the details, and the working memory's values, are copied: `copy.deepcopy`
+with a fast path for JSON-shaped data. The per-turn records are small dicts of strings and
+numbers, for which `copy.deepcopy` spends most of its time on its memo and dispatch; `deep_copy`
+copies plain dicts and lists of exact ``str`` / ``int`` / ``float`` / ``bool`` / ``None``
+directly and gives the same result `copy.deepcopy` gives: anything else (a subclass, a tuple, an
+object), and a container met twice (shared or cyclic, which `copy.deepcopy` keeps shared), is
+left to `copy.deepcopy` for the whole value.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "DEFAULT_MAX_TRACE_ENTRIES",
@@ -22,6 +30,7 @@ __all__ = [
     "ReasoningEntryType",
     "ReasoningTrace",
     "ReasoningTraceEntry",
+    "deep_copy",
 ]
 
 DEFAULT_MAX_TRACE_ENTRIES = 500
@@ -92,7 +101,7 @@ class ReasoningTrace:
             timestamp,
             type,
             message[:MAX_TRACE_MESSAGE_CHARS],
-            copy.deepcopy(details) if details is not None else None,
+            deep_copy(details) if details is not None else None,
             turn_id,
         )
         self._entries.append(entry)
@@ -108,7 +117,7 @@ class ReasoningTrace:
             e
             if e.details is None
             else ReasoningTraceEntry(
-                e.timestamp, e.type, e.message, copy.deepcopy(e.details), e.turn_id
+                e.timestamp, e.type, e.message, deep_copy(e.details), e.turn_id
             )
             for e in held
         ]
@@ -126,3 +135,50 @@ class ReasoningTrace:
             for e in self._entries
         ]
         self._entries = deque(kept, maxlen=self.max_entries)
+
+
+T = TypeVar("T")
+
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+class _NotPlain(Exception):
+    """The value holds something the fast path does not copy: `copy.deepcopy` does it."""
+
+
+def deep_copy(value: T) -> T:
+    """A deep copy of ``value``, equal to what `copy.deepcopy` returns."""
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    if kind is dict:  # the common case, a flat record: one pass, no bookkeeping
+        flat = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) not in _ATOMIC or type(item) not in _ATOMIC:
+                break
+            flat[key] = item
+        else:
+            return flat  # type: ignore[return-value]
+    try:
+        return _plain(value, set())  # type: ignore[no-any-return]
+    except _NotPlain:
+        return copy.deepcopy(value)
+
+
+def _plain(value: Any, seen: set[int]) -> Any:
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    if kind is not dict and kind is not list:
+        raise _NotPlain
+    if id(value) in seen:
+        raise _NotPlain  # shared or cyclic: deepcopy keeps the sharing
+    seen.add(id(value))
+    if kind is dict:
+        copied = {}
+        for key, item in value.items():
+            if type(key) not in _ATOMIC:
+                raise _NotPlain
+            copied[key] = item if type(item) in _ATOMIC else _plain(item, seen)
+        return copied
+    return [item if type(item) in _ATOMIC else _plain(item, seen) for item in value]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from agentos.core.messages import Role
 from agentos.llm.gateway import GatewayTurn
 from agentos.llm.model import CacheDiagnosticsRequest, CompletionOptions, ToolDefinition
 from agentos.llm.resolve import prefixed_provider
@@ -37,7 +38,7 @@ def begin_gateway_turn(
     # Spec: a model whose "provider:" prefix names a provider runs there, on its own
     # credentials (DESIGN §5.20), whatever the persona's provider.
     provider = prefixed_provider(model) or persona.default_provider_id
-    hint = next((m.text for m in reversed(state.history.messages()) if m.role.value == "user"), "")
+    hint = next((m.text for m in reversed(state.history.messages()) if m.role is Role.USER), "")
     if services.config.gateway is None:  # a single model: its own provider and model
         provider, model = None, None
     return services.gateway.begin_turn(

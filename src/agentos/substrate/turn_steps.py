@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.core.usage import ModelUsage
 from agentos.llm.gateway import GatewayTurn
-from agentos.llm.model import CompletionOptions, ToolDefinition, closing_stream
+from agentos.llm.model import CompletionOptions, ToolDefinition
 from agentos.loop import (
     AttemptFailedEvent,
     LoopEvent,
@@ -108,9 +108,12 @@ class TurnSteps:
             fail_closed=fail_closed,
             run_all_calls=True,  # the GMI runs every call the model makes (spec: step 6)
         )
-        async with closing_stream(self.loop.events()) as events:
+        events = self.loop.events()
+        try:
             async for event in events:
                 await self._on(event)
+        finally:
+            await events.aclose()  # leaving early stops the loop and aborts its model call
 
     async def _on(self, event: LoopEvent) -> None:
         emit = self.emit

@@ -25,15 +25,28 @@ TurnTask = Callable[["GMITurnStream"], Coroutine[Any, Any, None]]
 
 
 _DONE = object()
+_EMPTY = object()
 
 
 class GMITurnStream:
-    """One turn's chunks (iterate once) and its output (``await output()``)."""
+    """One turn's chunks (iterate once) and its output (``await output()``).
+
+    The hand-over is a one-chunk slot with a future per wait, not an `asyncio.Queue`: the
+    order and waits of a queue of size 1 with ``join()``, in a fraction of the calls (a turn
+    hands over a handful of chunks, each waited for), and the end a flag the consumer reads
+    right after the last chunk, so the turn's task is done without waiting for it.
+    """
 
     def __init__(self, run: TurnTask) -> None:
         """Start ``run`` (the GMI's turn) in a task of its own, feeding this stream."""
-        self._queue: asyncio.Queue[object] = asyncio.Queue(maxsize=1)
-        self._output: asyncio.Future[GMIOutput] = asyncio.get_running_loop().create_future()
+        self._loop = asyncio.get_running_loop()
+        self._slot: object = _EMPTY  # the chunk handed over and not yet taken
+        self._unfinished = 0  # chunks handed over whose consumer has not come back
+        self._ended = False  # the turn has handed over its last chunk (`finish`)
+        self._getter: asyncio.Future[None] | None = None  # the consumer, waiting for a chunk
+        self._putter: asyncio.Future[None] | None = None  # the turn, waiting for an empty slot
+        self._joiner: asyncio.Future[None] | None = None  # the turn, waiting for its consumer
+        self._output: asyncio.Future[GMIOutput] = self._loop.create_future()
         self._task = asyncio.create_task(run(self))
         self._finished = False
         self._held = False  # a chunk handed out whose consumer has not come back for the next
@@ -49,8 +62,32 @@ class GMITurnStream:
 
     async def emit(self, chunk: GMIOutputChunk) -> None:
         """Hand ``chunk`` to the consumer; return once it is done with it (the turn calls it)."""
-        await self._queue.put(chunk)
-        await self._queue.join()  # until the consumer is done with it (see the module doc)
+        await self._put(chunk)
+        while self._unfinished:  # until the consumer is done with it (see the module doc)
+            self._joiner = waiter = self._loop.create_future()
+            await waiter
+
+    async def _put(self, item: object) -> None:
+        while self._slot is not _EMPTY:
+            self._putter = waiter = self._loop.create_future()
+            await waiter
+        self._slot = item
+        self._unfinished += 1
+        getter = self._getter
+        if getter is not None and not getter.done():  # not done: it may have been cancelled
+            getter.set_result(None)
+
+    async def _get(self) -> object:
+        while self._slot is _EMPTY:
+            if self._ended:
+                return _DONE
+            self._getter = waiter = self._loop.create_future()
+            await waiter
+        item, self._slot = self._slot, _EMPTY
+        putter = self._putter
+        if putter is not None and not putter.done():
+            putter.set_result(None)
+        return item
 
     def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
         return self._chunks()
@@ -58,7 +95,7 @@ class GMITurnStream:
     async def _chunks(self) -> AsyncIterator[GMIOutputChunk]:
         try:
             while not self._finished:
-                item = await self._queue.get()
+                item = await self._get()
                 if item is _DONE:
                     self._finished = True
                     break
@@ -75,14 +112,22 @@ class GMITurnStream:
         """End the stream: the FINAL_RESPONSE_MARKER chunk, then the output (the GMI calls it)."""
         # Not waited for: the turn has nothing left to do, and a consumer that leaves its loop at
         # the marker must still find the output.
-        await self._queue.put(marker)
+        await self._put(marker)
         self._output.set_result(output)
-        await self._queue.put(_DONE)
+        # The end is a flag, not a second chunk in the slot: the turn does not wait for the
+        # marker to be taken, and the consumer reads the end right after it, in one wake-up.
+        self._ended = True
+        getter = self._getter
+        if getter is not None and not getter.done():
+            getter.set_result(None)
 
     def _let_go(self) -> None:
         if self._held:
             self._held = False
-            self._queue.task_done()
+            self._unfinished -= 1
+            joiner = self._joiner
+            if not self._unfinished and joiner is not None and not joiner.done():
+                joiner.set_result(None)
 
     async def output(self) -> GMIOutput:
         """The turn's output; reads (and drops) any chunks not yet read."""

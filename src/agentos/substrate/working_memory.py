@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+from agentos.substrate.trace import deep_copy
 
 __all__ = ["InMemoryWorkingMemory"]
 
@@ -17,11 +18,11 @@ class InMemoryWorkingMemory:
 
     async def get(self, key: str, default: Any = None) -> Any:
         """The value of ``key``, or ``default``."""
-        return copy.deepcopy(self._data.get(key, default))
+        return deep_copy(self._data.get(key, default))
 
     async def set(self, key: str, value: Any) -> None:
         """Store ``value`` under ``key``."""
-        self._data[key] = copy.deepcopy(value)
+        self._data[key] = deep_copy(value)
 
     async def delete(self, key: str) -> None:
         """Remove ``key`` (no error when absent)."""
@@ -29,7 +30,7 @@ class InMemoryWorkingMemory:
 
     async def snapshot(self) -> dict[str, Any]:
         """A deep copy of everything held."""
-        return copy.deepcopy(self._data)
+        return deep_copy(self._data)
 
     async def clear(self) -> None:
         """Remove everything."""

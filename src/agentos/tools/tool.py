@@ -124,6 +124,7 @@ class Tool:
         schema.pop("title", None)
         for prop in schema.get("properties", {}).values():
             prop.pop("title", None)
+        fields = tuple(model.model_fields)  # read once: pydantic's accessor is slow per call
 
         def validate(arguments: dict[str, Any]) -> dict[str, Any]:
             try:
@@ -134,7 +135,7 @@ class Tool:
                     for err in exc.errors()
                 ]
                 raise ToolArgumentsError(tool_name, problems) from exc
-            return {field: getattr(parsed, field) for field in type(parsed).model_fields}
+            return {field: getattr(parsed, field) for field in fields}
 
         tool_name = name if name is not None else function.__name__
         return cls(

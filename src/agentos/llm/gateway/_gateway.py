@@ -27,7 +27,7 @@ request for a hop (the caller rebuilds its prompt for each hop's model). A step 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
 from typing import TypeGuard
 
@@ -55,12 +55,16 @@ from agentos.llm.model import (
     ModelRequest,
     TextDelta,
     ToolCallChunk,
-    closing_stream,
+    aclose_stream,
 )
 from agentos.llm.resolve import prefixed_provider
 from agentos.llm.step_tally import StepTally
 
 __all__ = ["CompletionGateway", "GatewayTurn", "create_completion_gateway"]
+
+
+_CONTENT = (TextDelta, ToolCallChunk, FinishChunk)
+"""The chunks that are content: once one has streamed, the attempt no longer falls back."""
 
 
 class CompletionGateway:
@@ -162,14 +166,13 @@ class GatewayTurn:
 
     async def stream_step(
         self, build_request: Callable[[Hop], ModelRequest]
-    ) -> AsyncIterator[ModelChunk | AttemptFailed]:
+    ) -> AsyncGenerator[ModelChunk | AttemptFailed, None]:
         """Run one model step on the first hop that can serve it, yielding its chunks.
 
         ``build_request(hop)`` builds the prompt for that hop's model; it is called again for
         each hop tried. Chunks of an attempt that fails before content are never yielded.
         """
         hops = self._plan()
-        health = self._gateway.health
         last_error: BaseException | None = None
         started = False
         self.left_early_usage = None
@@ -183,7 +186,8 @@ class GatewayTurn:
             content = False
             tally = StepTally(request)
             try:
-                async with closing_stream(hop.model.stream(request)) as chunks:
+                chunks = hop.model.stream(request)
+                try:
                     async for chunk in chunks:
                         if type(chunk) is TextDelta:  # the common case: no call per delta
                             tally.output_chars += len(chunk.text)
@@ -191,7 +195,7 @@ class GatewayTurn:
                             tally.add(chunk)
                         if content:
                             yield chunk
-                        elif isinstance(chunk, TextDelta | ToolCallChunk | FinishChunk):
+                        elif isinstance(chunk, _CONTENT):
                             content = True
                             for earlier in held:
                                 yield earlier
@@ -199,12 +203,12 @@ class GatewayTurn:
                             yield chunk
                         else:
                             held.append(chunk)
+                finally:
+                    await aclose_stream(chunks)  # leaving early aborts the call
                 for earlier in held:  # a step that ended without a finish chunk or content
                     yield earlier
             except Exception as exc:
-                health.record_failure(hop.provider_id, exc)
-                usage = exc.usage if isinstance(exc, ProviderError) else None
-                yield AttemptFailed(hop, exc, usage, after_output=content)
+                yield self._failed(hop, exc, after_output=content)
                 if content or not is_retryable_error(exc):
                     raise
                 last_error = exc
@@ -213,11 +217,17 @@ class GatewayTurn:
                 # The reader left early (GeneratorExit, CancelledError): DESIGN §5.19.
                 self.left_early_usage = tally.left_early()
                 raise
-            health.record_success(hop.provider_id)
+            self._gateway.health.record_success(hop.provider_id)
             self.serving_hop = hop
             self._start = position
             return
         _raise_unserved(last_error, started, len(hops))
+
+    def _failed(self, hop: Hop, error: Exception, *, after_output: bool) -> AttemptFailed:
+        """Record ``hop``'s failure with its circuit; the event that reports the attempt."""
+        self._gateway.health.record_failure(hop.provider_id, error)
+        usage = error.usage if isinstance(error, ProviderError) else None
+        return AttemptFailed(hop, error, usage, after_output=after_output)
 
     def _startable(self, hop: Hop | UnstartableHop) -> TypeGuard[Hop]:
         """Whether ``hop`` can take an attempt; a hop that cannot is reported and skipped."""

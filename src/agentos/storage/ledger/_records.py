@@ -80,10 +80,21 @@ class UsageEvent:
     def __post_init__(self) -> None:
         if self.recorded_at.tzinfo is None:
             raise ValueError("UsageEvent.recorded_at must be timezone-aware")
-        for name in ("prompt_tokens", "completion_tokens", "hop"):
-            _check_count(name, getattr(self, name))
+        prompt, completion, hop = self.prompt_tokens, self.completion_tokens, self.hop
+        # Plain non-negative ints pass at once (one event per metered step); anything else is
+        # checked field by field, so the error names the first bad one.
+        if not (
+            type(prompt) is int
+            and prompt >= 0
+            and type(completion) is int
+            and completion >= 0
+            and type(hop) is int
+            and hop >= 0
+        ):
+            for name in ("prompt_tokens", "completion_tokens", "hop"):
+                _check_count(name, getattr(self, name))
         if self.total_tokens is None:
-            object.__setattr__(self, "total_tokens", self.prompt_tokens + self.completion_tokens)
+            object.__setattr__(self, "total_tokens", prompt + completion)
         _check_count("total_tokens", self.total_tokens)
         if self.cost_usd is not None and not (
             isinstance(self.cost_usd, int | float)
