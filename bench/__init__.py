@@ -16,6 +16,7 @@ from bench import concurrency as concurrency  # imported for its registrations
 from bench import gateway_stream as gateway_stream
 from bench import gmi_session as gmi_session
 from bench import gmi_turn as gmi_turn
+from bench import hybrid_retrieval as hybrid_retrieval
 from bench import local_metaprompts as local_metaprompts
 from bench import local_stream as local_stream
 from bench import memory_retrieve as memory_retrieve
