@@ -80,6 +80,13 @@ class AgentTurn:
             async for part in parts:
                 yield part
 
+    async def run(self) -> GenerateTextResult:
+        """Run the turn to its end and return its result (raises its failure)."""
+        async with closing_stream(self.parts()) as parts:
+            async for _ in parts:
+                pass
+        return self.result()
+
     async def _run(self) -> AsyncIterator[StreamPart]:
         settings = self._settings
         # Begun before the model runs, so a clear() or reseed() during the turn discards it.

@@ -50,6 +50,15 @@ def build_gateway(
     context: MeteringContext,
 ) -> CompletionGateway:
     """A gateway whose hops are budgeted (when ``budget``) and metered (see the module doc)."""
+    # The caller's instance is wrapped once, not once per turn, and again only when the budget
+    # changes (a send's own); a hop that names a provider is resolved each time, so keys set
+    # after construction count.
+    wrapped: dict[int, tuple[BudgetLike | None, ChatModel]] = {}
+
+    def wrap(served: ChatModel, chosen: BudgetLike | None, hop: int) -> ChatModel:
+        if chosen is not None:
+            served = BudgetedModel(served, chosen, call=call)
+        return MeteredModel(served, ledger=ledger, context=replace(context, hop=hop))
 
     def resolver(
         provider: str | None,
@@ -60,15 +69,16 @@ def build_gateway(
         environ: Mapping[str, str] | None = None,
         hop: int = 0,
     ) -> ChatModel:
-        if instance is not None and (provider, model) == (None, None):
-            served: ChatModel = instance  # the primary: the model instance the caller gave
-        else:
+        chosen = CALL_BUDGET.get() or budget
+        if instance is None or (provider, model) != (None, None):
             served = resolve_model(
                 provider, model, api_key=api_key, base_url=base_url, environ=environ
             )
-        chosen = CALL_BUDGET.get() or budget
-        if chosen is not None:
-            served = BudgetedModel(served, chosen, call=call)
-        return MeteredModel(served, ledger=ledger, context=replace(context, hop=hop))
+            return wrap(served, chosen, hop)
+        # The primary: the model instance the caller gave.
+        held = wrapped.get(hop)
+        if held is None or held[0] is not chosen:
+            held = wrapped[hop] = (chosen, wrap(instance, chosen, hop))
+        return held[1]
 
     return create_completion_gateway(defaults, resolver=resolver)

@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -31,7 +32,6 @@ from agentos.core.usage import ModelUsage
 from agentos.llm.budget import BudgetLike
 from agentos.llm.model import FinishReason
 from agentos.storage.session_history import SessionHistoryBuffer
-from agentos.storage.turn_writer import TurnWriter
 from agentos.substrate.chunks import (
     GMIOutput,
     GMIOutputChunk,
@@ -41,7 +41,7 @@ from agentos.substrate.chunks import (
 )
 from agentos.substrate.gmi import GMI
 from agentos.substrate.turn_input import GMITurnInput
-from agentos.substrate.turn_options import TurnOptions
+from agentos.substrate.turn_options import NO_TURN_OPTIONS, TurnOptions
 from agentos.substrate.turn_stream import GMITurnStream
 
 from .abort import AbortSignal, abort_reason, is_aborted, wait_aborted
@@ -57,6 +57,7 @@ from .results import (
     ToolResultPart,
 )
 from .structured import ObjectGenerationError, StructuredSpec
+from .turn_record import TurnRecord, labelled
 
 __all__ = ["GmiTurnRun", "TurnFinished", "send_turn_options"]
 
@@ -74,7 +75,7 @@ def send_turn_options(options: Mapping[str, Any], end_user_id: str | None = None
     none.
     """
     if not options and not end_user_id:
-        return _NO_OPTIONS  # frozen, so one value serves every plain send
+        return NO_TURN_OPTIONS
     return TurnOptions(
         temperature=options.get("temperature"),
         max_tokens=options.get("max_tokens"),
@@ -89,40 +90,15 @@ def send_turn_options(options: Mapping[str, Any], end_user_id: str | None = None
     )
 
 
-_NO_OPTIONS = TurnOptions()
+@dataclass(slots=True)
+class _Running:
+    """A started turn: its stream, its record, its abort watcher, the running step's calls."""
 
-
-class _TurnRecord:
-    """The messages the GMI's turn adds after its input, as it adds them, on their way to the store.
-
-    The GMI tells it of each one (its ``record`` sink); they join the turn's messages at once and
-    reach the store's writer at the next `flush()` (a finished step, a tool result, the turn's
-    end), before the turn goes on (the turn waits for its consumer after each chunk).
-    """
-
-    def __init__(self, added: list[Message], block_label: str | None) -> None:
-        self._added = added
-        self._label = block_label
-        self._pending: list[Message] = []
-        self.writer: TurnWriter | None = None
-
-    def start(self, writer: TurnWriter, stored_input: Message) -> None:
-        """Write into ``writer``, the turn's input first (at the first `flush()`)."""
-        self.writer = writer
-        self._pending.append(stored_input)
-
-    def __call__(self, message: Message) -> None:
-        if self._label is not None:
-            message = _labelled(message, self._label)
-        self._added.append(message)
-        if self.writer is not None:
-            self._pending.append(message)
-
-    async def flush(self) -> None:
-        """Write what was recorded since the last flush."""
-        if self._pending and self.writer is not None:
-            pending, self._pending = self._pending, []
-            await self.writer.add(pending)
+    stream: GMITurnStream
+    record: TurnRecord
+    watcher: asyncio.Task[None] | None
+    calls: list[ToolCall] = field(default_factory=list)
+    finished: bool = False
 
 
 class GmiTurnRun:
@@ -198,41 +174,60 @@ class GmiTurnRun:
 
     async def parts(self) -> AsyncIterator[StreamPart]:
         """Run the turn and yield its parts (see the module doc)."""
+        turn = await self._begin()
+        try:
+            async for chunk in turn.stream:
+                if chunk.type is GMIOutputChunkType.TEXT_DELTA:  # the common chunk first
+                    yield TextDeltaPart(str(chunk.content))
+                else:
+                    for part in await self._fold(chunk, turn):
+                        yield part
+            await self._settle(turn)
+            turn.finished = True
+        finally:
+            await self._end(turn)
+
+    async def run(self) -> GenerateTextResult:
+        """Run the turn to its end and return its result: `parts()` without the parts."""
+        turn = await self._begin()
+        try:
+            async for chunk in turn.stream:
+                if chunk.type is not GMIOutputChunkType.TEXT_DELTA:
+                    await self._fold(chunk, turn)
+            await self._settle(turn)
+            turn.finished = True
+        finally:
+            await self._end(turn)
+        return self.result()
+
+    async def _begin(self) -> _Running:
+        """The GMI built, the lease taken, the store read, the GMI's turn started."""
         signal = self._abort_signal
         if signal is not None and is_aborted(signal):
             raise abort_reason(signal)  # a send whose signal has already aborted starts no turn
         gmi = await self._gmi_for_turn()  # built (or rebuilt after a failed build) now
         turn_input = await self._turn_input()
-        record = _TurnRecord(self._added, self._block_label)
+        record = TurnRecord(self._added, self._block_label)
         await self._start_store(gmi, record)
         stream = await self._start(gmi, turn_input, record)
         watcher = asyncio.create_task(self._watch(gmi, signal)) if signal is not None else None
-        finished = False
-        calls: list[ToolCall] = []  # the running step's, until its STEP_FINISHED
-        try:
-            async for chunk in stream:
-                kind = chunk.type
-                if kind is GMIOutputChunkType.TEXT_DELTA:
-                    yield TextDeltaPart(str(chunk.content))
-                elif kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
-                    for call in chunk.content:
-                        calls.append(call)
-                        yield ToolCallPart(call)
-                elif kind is GMIOutputChunkType.STEP_FINISHED:
-                    await record.flush()  # the step is in the GMI's history: store it now
-                    yield self._step_finished(chunk.content, calls)
-                    calls = []
-                elif kind is GMIOutputChunkType.TOOL_RESULT:
-                    await record.flush()  # so is the result
-                    yield self._tool_result(chunk.content)
-                else:
-                    self._note(chunk)
-            await self._settle(stream, record)
-            finished = True
-        finally:
-            if watcher is not None:
-                watcher.cancel()
-            await self._end(stream, record, finished=finished)
+        return _Running(stream, record, watcher)
+
+    async def _fold(self, chunk: GMIOutputChunk, turn: _Running) -> tuple[StreamPart, ...]:
+        """What a chunk other than a text delta adds to the turn, and its stream parts."""
+        kind = chunk.type
+        if kind is GMIOutputChunkType.TOOL_CALL_REQUEST:
+            turn.calls.extend(chunk.content)
+            return tuple(ToolCallPart(call) for call in chunk.content)
+        if kind is GMIOutputChunkType.STEP_FINISHED:
+            await turn.record.flush()  # the step is in the GMI's history: store it now
+            calls, turn.calls = turn.calls, []
+            return (self._step_finished(chunk.content, calls),)
+        if kind is GMIOutputChunkType.TOOL_RESULT:
+            await turn.record.flush()  # so is the result
+            return (self._tool_result(chunk.content),)
+        self._note(chunk)
+        return ()
 
     async def _turn_input(self) -> GMITurnInput:
         """The GMI's input: the user's content, the typed options, the memory provider's text."""
@@ -250,7 +245,7 @@ class GmiTurnRun:
             options=options,
         )
 
-    async def _start_store(self, gmi: GMI, record: _TurnRecord) -> None:
+    async def _start_store(self, gmi: GMI, record: TurnRecord) -> None:
         """Takes the session's lease and loads the store's history into the GMI.
 
         The input goes to the store with the turn's first finished step (spec: a turn that
@@ -266,12 +261,10 @@ class GmiTurnRun:
             raise
         stored_input = self._input
         if self._block_label is not None:
-            stored_input = _labelled(stored_input, self._block_label)
+            stored_input = labelled(stored_input, self._block_label)
         record.start(writer, stored_input)
 
-    async def _start(
-        self, gmi: GMI, turn_input: GMITurnInput, record: _TurnRecord
-    ) -> GMITurnStream:
+    async def _start(self, gmi: GMI, turn_input: GMITurnInput, record: TurnRecord) -> GMITurnStream:
         """The GMI's turn started under the call's spend budget, recording into ``record``."""
         token = CALL_BUDGET.set(self._budget) if self._budget is not None else None
         try:
@@ -306,9 +299,10 @@ class GmiTurnRun:
         elif chunk.type is GMIOutputChunkType.ERROR:
             self._error = _turn_error(chunk)
 
-    async def _settle(self, stream: GMITurnStream, record: _TurnRecord) -> None:
+    async def _settle(self, turn: _Running) -> None:
         """After the last chunk: the output, the last messages, the error or the object."""
-        self._output = await stream.output()
+        record = turn.record
+        self._output = await turn.stream.output()
         self._usage = self._output.usage
         await record.flush()
         signal = self._abort_signal
@@ -326,8 +320,11 @@ class GmiTurnRun:
                     record.writer = None
                 raise
 
-    async def _end(self, stream: GMITurnStream, record: _TurnRecord, *, finished: bool) -> None:
+    async def _end(self, turn: _Running) -> None:
         """Closes a turn that did not finish, settles the store, tells ``after``."""
+        if turn.watcher is not None:
+            turn.watcher.cancel()
+        stream, record, finished = turn.stream, turn.record, turn.finished
         if not finished:
             with contextlib.suppress(Exception):
                 await stream.aclose()
@@ -345,11 +342,6 @@ class GmiTurnRun:
                 await writer.fail(has_steps=bool(self._steps))
         if self._after is not None:
             await self._after(self._output if finished else None, self._error, self._usage)
-
-
-def _labelled(message: Message, label: str) -> Message:
-    """``message`` carrying its turn's ``block_label`` in its metadata (as the store keeps it)."""
-    return dataclasses.replace(message, metadata={**message.metadata, "block_label": label})
 
 
 def _turn_error(chunk: GMIOutputChunk) -> GMIError:

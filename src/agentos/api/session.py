@@ -32,10 +32,18 @@ from .stream_result import Run, StreamTextResult
 if TYPE_CHECKING:  # the plain agent runs without the GMI package
     from agentos.substrate.gmi import GMI
 
-__all__ = ["AgentSession", "SessionEngine", "UsageCounter"]
+__all__ = ["AgentSession", "SessionEngine", "SessionTurn", "UsageCounter"]
 
 UsageCounter = Callable[[ModelUsage], None]
 """Told of what a turn used (its finished steps, billed failed attempts), once per figure."""
+
+
+class SessionTurn(Run, Protocol):
+    """A session's turn: read as a stream (`Run`), or run to its end at once."""
+
+    async def run(self) -> GenerateTextResult:
+        """Run the turn to its end and return its result (raises the turn's failure)."""
+        ...
 
 
 class SessionEngine(Protocol):
@@ -57,7 +65,7 @@ class SessionEngine(Protocol):
         prompt: str | list[ContentPart],
         options: dict[str, Any],
         count: UsageCounter,
-    ) -> Run:
+    ) -> SessionTurn:
         """A turn of ``session`` not yet started; raises `GMIError` naming a bad option first."""
         ...
 
@@ -113,13 +121,10 @@ class AgentSession:
         list of content parts) and the options are checked before the turn starts
         (`agentos.api.call_checks`): a bad one raises naming it, and nothing is stored or sent.
         """
-        run = self._turn(prompt, options)
+        turn = self._turn(prompt, options)
         async with self._lock:
             self._check_open()
-            async with closing_stream(run.parts()) as parts:
-                async for _ in parts:
-                    pass
-        return run.result()
+            return await turn.run()
 
     def stream(self, prompt: str | list[ContentPart], **options: Any) -> StreamTextResult:
         """Start a turn to read as it streams (options as for `send`).
@@ -130,7 +135,7 @@ class AgentSession:
         run = _LockedRun(self._turn(prompt, options), self._lock, self._check_open)
         return StreamTextResult(run, options.get("response_schema"))
 
-    def _turn(self, prompt: str | list[ContentPart], options: dict[str, Any]) -> Run:
+    def _turn(self, prompt: str | list[ContentPart], options: dict[str, Any]) -> SessionTurn:
         """The engine's turn, not yet started, after the checks that need no turn."""
         self._check_open()
         check_prompt(prompt)

@@ -102,6 +102,11 @@ def set_content_safe_telemetry(enabled: bool) -> None:
     _content_safe = enabled
 
 
+def observed() -> bool:
+    """Whether a usage event would reach an observer now (one is set, telemetry not safe)."""
+    return _observer is not None and not _content_safe
+
+
 def content_safe_telemetry() -> bool:
     """Whether content-safe telemetry is on (off unless set)."""
     return _content_safe
@@ -236,6 +241,8 @@ class MeteredModel(WrapperModel):
     async def _meter(
         self, usage: ModelUsage, finish_reason: str | None, *, attempt_failed: bool
     ) -> None:
+        if self.ledger is None and not observed():
+            return  # no ledger and no observer: an event nobody receives is not built
         context = self.context
         provider_id, model_id = self.provider_id, self.model_id  # each a property of the inner
         event = UsageEvent.from_usage(

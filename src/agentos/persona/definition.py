@@ -304,10 +304,11 @@ class PersonaDefinition(_PersonaModel):
     def system_prompt_parts(self) -> list[PromptPart]:
         """The base system prompt as parts ordered by priority (stable; unset priority is 0)."""
         prompt = self.base_system_prompt
+        # The fields are known good (a str and 0): built without validation, once per turn.
         if isinstance(prompt, str):
-            return [PromptPart(content=prompt, priority=0)] if prompt else []
+            return [PromptPart.model_construct(content=prompt, priority=0)] if prompt else []
         if isinstance(prompt, PromptTemplate):
-            return [PromptPart(content=prompt.render(), priority=0)]
+            return [PromptPart.model_construct(content=prompt.render(), priority=0)]
         return sorted(prompt, key=lambda part: part.priority or 0)
 
     def system_prompt_text(self) -> str:

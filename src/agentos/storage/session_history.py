@@ -86,6 +86,9 @@ class SessionHistoryBuffer:
         """The session whose history this is."""
         self.store: SessionStore = store if store is not None else InMemorySessionStore()
         """Where the history lives."""
+        # A store of its own has no other writer: the caller's one-turn-at-a-time rule (a
+        # session's lock) is all the exclusion it needs, so its turns take no lease.
+        self._own_store = self.store if store is None else None
         self._blocks = SessionBlocks(session_id, self.store, bound, clock)
         self._loaded = False
         self._revision: int | None = None  # the store's revision the held messages reflect
@@ -216,6 +219,8 @@ class SessionHistoryBuffer:
     @property
     def _leases(self) -> SessionLeases | None:
         store = self.store
+        if store is self._own_store:
+            return None
         known = self._leases_of
         if known is None or known[0] is not store:
             known = self._leases_of = (store, store if isinstance(store, SessionLeases) else None)

@@ -23,7 +23,7 @@ from typing import Any
 
 from agentos.llm.model import CompletionOptions, thinking_budget_tokens
 from agentos.persona.definition import PersonaDefinition
-from agentos.substrate.turn_options import TurnOptions
+from agentos.substrate.turn_options import NO_TURN_OPTIONS, TurnOptions
 
 __all__ = [
     "FORWARDED_COMPLETION_OPTION_KEYS",
@@ -68,7 +68,7 @@ def _read(source: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _turn_values(turn_options: TurnOptions | None) -> dict[str, Any]:
-    if turn_options is None:
+    if turn_options is None or turn_options is NO_TURN_OPTIONS:
         return {}
     return {
         key: value

@@ -21,8 +21,9 @@ catalog does not know never raises: its window is a guess.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentos.core.errors import ContextWindowExceededError
 from agentos.core.messages import Message
@@ -102,11 +103,27 @@ def message_tokens(message: Message) -> int:
 
 
 def _tool_tokens(tools: Sequence[ToolDefinition]) -> int:
-    chars = sum(
-        len(tool.name) + len(tool.description) + len(compact_json(tool.parameters))
-        for tool in tools
-    )
+    chars = sum(len(tool.name) + len(tool.description) + _schema_chars(tool) for tool in tools)
     return math.ceil(chars / 4)
+
+
+# A tool's schema is the same dict object turn after turn (`Tool.definition()` hands out the
+# tool's own), so its JSON length is measured once per schema object; the entry holds the dict,
+# so its id cannot be reused while the entry lives.
+_SCHEMA_CHARS: dict[int, tuple[Mapping[str, Any], int]] = {}
+_SCHEMA_CHARS_MAX = 512
+
+
+def _schema_chars(tool: ToolDefinition) -> int:
+    schema = tool.parameters
+    held = _SCHEMA_CHARS.get(id(schema))
+    if held is not None and held[0] is schema:
+        return held[1]
+    if len(_SCHEMA_CHARS) >= _SCHEMA_CHARS_MAX:
+        _SCHEMA_CHARS.clear()
+    chars = len(compact_json(schema))
+    _SCHEMA_CHARS[id(schema)] = (schema, chars)
+    return chars
 
 
 def _split_current(

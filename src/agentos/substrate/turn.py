@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,9 +125,10 @@ class TurnRunner:
             metadata or {},
         )
 
-    async def emit(self, type: GMIOutputChunkType, content: Any, **kwargs: Any) -> None:
-        """Hand a chunk of this turn to its consumer."""
-        await self.stream.emit(self.chunk(type, content, **kwargs))
+    def emit(self, type: GMIOutputChunkType, content: Any, **kwargs: Any) -> Awaitable[None]:
+        """Hand a chunk of this turn to its consumer (await the result)."""
+        # Not a coroutine of its own: the stream's is returned, one frame less per chunk.
+        return self.stream.emit(self.chunk(type, content, **kwargs))
 
     def usage(self) -> ModelUsage:
         """The turn's usage so far: completed steps once each, plus billed failures."""

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentos.core.messages import ContentPart, ToolResult
-from agentos.substrate.turn_options import TurnOptions
+from agentos.substrate.turn_options import NO_TURN_OPTIONS, TurnOptions
 
 __all__ = ["GMIInteractionType", "GMITurnInput"]
 
@@ -41,6 +41,6 @@ class GMITurnInput:
     timestamp: float | None = None
     user_context_override: dict[str, Any] | None = None
     task_context_override: dict[str, Any] | None = None
-    options: TurnOptions = field(default_factory=TurnOptions)
+    options: TurnOptions = NO_TURN_OPTIONS
     tool_results: tuple[ToolResult, ...] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)

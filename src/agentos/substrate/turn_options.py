@@ -17,7 +17,7 @@ from typing import Any, Literal
 from agentos.core.messages import Message
 from agentos.llm.model import CacheDiagnosticsRequest, ToolChoice
 
-__all__ = ["ToolFailureMode", "TurnOptions"]
+__all__ = ["NO_TURN_OPTIONS", "ToolFailureMode", "TurnOptions"]
 
 ToolFailureMode = Literal["fail_open", "fail_closed"]
 """What a failed tool does to its turn: nothing (``fail_open``) or end it (``fail_closed``)."""
@@ -101,3 +101,7 @@ class TurnOptions:
     tool_failure_mode: ToolFailureMode | None = None
     """The spec's ``executionPolicy.toolFailureMode``: ``fail_closed`` ends the turn with
     ``TOOL_ERROR`` at the first failed tool; otherwise a failure is a result the model reads."""
+
+
+NO_TURN_OPTIONS = TurnOptions()
+"""A turn that asks for nothing (every field ``None``): one frozen value any caller may share."""
