@@ -141,7 +141,7 @@ class GmiEngine:
             after=finished,
             structured=spec,
             abort_signal=options.get("abort_signal"),
-            context=context,
+            context=context if memory is not None else None,  # nothing to ask: no call
             budget=spend_budget_from_option(options.get("budget")),
             block_label=options.get("block_label"),
         )
