@@ -15,6 +15,7 @@ from agentos.loop.events import (
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
+    ToolsPausedEvent,
     UsageEvent,
 )
 from agentos.loop.hooks import (
@@ -46,6 +47,7 @@ __all__ = [
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "ToolsPausedEvent",
     "ToolRound",
     "ToolRunner",
     "UsageEvent",

@@ -24,6 +24,7 @@ __all__ = [
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "ToolsPausedEvent",
     "UsageEvent",
 ]
 
@@ -110,6 +111,17 @@ class ToolResultEvent:
     result: ToolResult
 
 
+@dataclass(frozen=True, slots=True)
+class ToolsPausedEvent:
+    """The step's calls of tools the host runs (DESIGN §5.24), which end the loop.
+
+    The round's other calls ran first; the host answers these.
+    """
+
+    step_index: int
+    calls: tuple[ToolCall, ...]
+
+
 LoopEvent = (
     TextDeltaEvent
     | ToolCallEvent
@@ -117,5 +129,6 @@ LoopEvent = (
     | AttemptFailedEvent
     | StepFinishedEvent
     | ToolResultEvent
+    | ToolsPausedEvent
 )
 """Any event of a `StepLoop`."""

@@ -33,7 +33,9 @@ The behaviours the two loops this one replaced did differently, decided once aga
   tools (spec: Completion options).
 
 The parameters the spec makes differ between paths are ``fail_closed`` (a GMI turn's
-``execution_policy``; `ToolRound` says what it does) and ``run_all_calls`` (above).
+``execution_policy``; `ToolRound` says what it does) and ``run_all_calls`` (above). ``external``
+names the tools the host runs (DESIGN §5.24): a round runs its other calls, then yields
+`ToolsPausedEvent` with the host's calls and the loop ends.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from .events import (
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
+    ToolsPausedEvent,
     UsageEvent,
 )
 from .hooks import LoopHooks, ModelCallInfo, StepInfo
@@ -99,6 +102,7 @@ class StepLoop:
         hooks: LoopHooks | None = None,
         fail_closed: bool = False,
         run_all_calls: bool = False,
+        external: Callable[[str], bool] | None = None,
     ) -> None:
         self.turn = turn
         self.prompt = prompt
@@ -110,6 +114,7 @@ class StepLoop:
         self.hooks = hooks or LoopHooks()
         self.fail_closed = fail_closed
         self.run_all_calls = run_all_calls
+        self.external = external
         self.left_early: ModelUsage | None = None
         """What the step its reader left early is charged (DESIGN §5.19), else ``None``."""
         self.unannounced: list[ToolResult] = []
@@ -157,8 +162,12 @@ class StepLoop:
             yield finished
             if not finished.will_run_tools:
                 return
+            held = self._held(finished.tool_calls)
             tool_round = ToolRound(
-                finished.tool_calls, self._run_call, self.record, fail_closed=self.fail_closed
+                [c for c in finished.tool_calls if c not in held],
+                self._run_call,
+                self.record,
+                fail_closed=self.fail_closed,
             )
             try:
                 async with closing_stream(tool_round.results()) as results:
@@ -166,6 +175,10 @@ class StepLoop:
                         yield ToolResultEvent(index, result)
             finally:
                 self.unannounced.extend(tool_round.unannounced)
+            if held:
+                # The host runs these: the round's other calls ran, the loop pauses for them.
+                yield ToolsPausedEvent(index, held)
+                return
             previous = finished
 
     def _builder(
@@ -234,6 +247,11 @@ class StepLoop:
             finish=finish,
             will_run_tools=bool(calls) and (bool(self.tools) or self.run_all_calls),
         )
+
+    def _held(self, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
+        """The calls of tools the host runs, which the round leaves to the host."""
+        external = self.external
+        return tuple(c for c in calls if external is not None and external(c.name))
 
     async def _run_call(self, call: ToolCall) -> ToolResult:
         vetted = await self.hooks.vetted(call)

@@ -165,10 +165,13 @@ class TurnRunner:
         state.record(
             ReasoningEntryType.INTERACTION_END, f"turn {self.turn_id} ended", None, self.turn_id
         )
+        paused = self.steps.paused
         return GMIOutput(
-            is_final=True,
+            # Paused for the host (DESIGN §5.24): not final, and only the host's calls, as an
+            # IGMI leaves out of such an output the calls it ran itself (spec: Output stream).
+            is_final=not paused,
             response_text=self.steps.last_text,
-            tool_calls=list(self.steps.tool_calls),
+            tool_calls=list(paused) if paused else list(self.steps.tool_calls),
             usage=self.usage(),
             rag_sources=list(self.carry.rag_sources),
         )
@@ -298,6 +301,7 @@ class TurnRunner:
             hooks=self.hooks.loop_hooks(),
             max_steps=self.config.max_tool_loop_iterations,
             fail_closed=fail_closed,
+            external=self.services.tool_orchestrator.is_external,
         )
 
     def _tool_context(self) -> ToolExecutionContext:

@@ -39,16 +39,19 @@ from agentos.loop import (
     ToolCallEvent,
     ToolResultEvent,
     ToolRunner,
+    ToolsPausedEvent,
     UsageEvent,
 )
 from agentos.substrate.chunks import GMIOutputChunkType, StepFinishedPayload, ToolResultPayload
 from agentos.substrate.state import GMIPrimeState, GMIState
 from agentos.substrate.trace import ReasoningEntryType
 
-__all__ = ["INTERNAL_CALL_METADATA", "Emit", "TurnSteps"]
+__all__ = ["EXTERNAL_CALL_METADATA", "INTERNAL_CALL_METADATA", "Emit", "TurnSteps"]
 
 INTERNAL_CALL_METADATA = {"execution_mode": "internal", "requires_external_tool_result": False}
 """A TOOL_CALL_REQUEST's metadata: the GMI runs these calls itself."""
+EXTERNAL_CALL_METADATA = {"execution_mode": "external", "requires_external_tool_result": True}
+"""A TOOL_CALL_REQUEST's metadata for a call of a tool the host runs (DESIGN §5.24)."""
 
 
 class Emit(Protocol):
@@ -74,6 +77,9 @@ class TurnSteps:
         self.tool_calls: list[ToolCall] = []
         """The calls of every step of the turn, in order."""
         self.last_text: str | None = None
+        self.paused: tuple[ToolCall, ...] = ()
+        """The calls of tools the host runs that stopped the turn for the host (DESIGN §5.24)."""
+        self.external: Callable[[str], bool] | None = None
         self.loop: StepLoop | None = None
         self._round_left = 0  # results of the running round still to come
 
@@ -94,8 +100,13 @@ class TurnSteps:
         hooks: LoopHooks,
         max_steps: int,
         fail_closed: bool,
+        external: Callable[[str], bool] | None = None,
     ) -> None:
-        """Run the turn's steps, emitting their chunks; raises the failure a step ends with."""
+        """Run the turn's steps, emitting their chunks; raises the failure a step ends with.
+
+        ``external`` names the tools the host runs: a round pauses on their calls (`paused`).
+        """
+        self.external = external
         self.loop = StepLoop(
             gateway_turn,
             prompt,
@@ -107,6 +118,7 @@ class TurnSteps:
             hooks=hooks,
             fail_closed=fail_closed,
             run_all_calls=True,  # the GMI runs every call the model makes (spec: step 6)
+            external=external,
         )
         events = self.loop.events()
         try:
@@ -120,7 +132,8 @@ class TurnSteps:
         if type(event) is TextDeltaEvent:
             await emit(GMIOutputChunkType.TEXT_DELTA, event.text)
         elif type(event) is ToolCallEvent:
-            metadata = dict(INTERNAL_CALL_METADATA)
+            external = self.external is not None and self.external(event.call.name)
+            metadata = dict(EXTERNAL_CALL_METADATA if external else INTERNAL_CALL_METADATA)
             await emit(GMIOutputChunkType.TOOL_CALL_REQUEST, [event.call], metadata=metadata)
         elif type(event) is UsageEvent:
             await emit(GMIOutputChunkType.USAGE_UPDATE, event.usage, usage=event.usage)
@@ -142,6 +155,14 @@ class TurnSteps:
                 )
         elif type(event) is StepFinishedEvent:
             await self._step_finished(event)
+        elif type(event) is ToolsPausedEvent:
+            self.paused = event.calls  # the turn ends here, for the host to run these
+            self.state.record(
+                ReasoningEntryType.TOOL_CALL_REQUESTED,
+                f"paused for the host: {', '.join(call.name for call in event.calls)}",
+                {"tool_call_ids": [call.id for call in event.calls]},
+                self.turn_id,
+            )
         elif type(event) is ToolResultEvent:
             await self._announce(event.result)
             self._round_left -= 1
@@ -169,8 +190,10 @@ class TurnSteps:
         )
         if event.will_run_tools:
             self.state.phase = GMIPrimeState.AWAITING_TOOL_RESULT
-            self._round_left = len(event.tool_calls)
-            for call in event.tool_calls:
+            external = self.external
+            running = [c for c in event.tool_calls if external is None or not external(c.name)]
+            self._round_left = len(running)
+            for call in running:
                 self.state.record(
                     ReasoningEntryType.TOOL_EXECUTION_START,
                     f"running tool {call.name}",

@@ -80,7 +80,9 @@ class ToolOrchestrator:
 
     ``allowed_capabilities`` are the persona's (``None`` allows none, so only tools without
     ``required_capabilities`` pass); ``check_capabilities=False`` switches the check off (gmi()
-    does). ``disabled`` names tools that are neither offered nor run.
+    does). ``disabled`` names tools that are neither offered nor run. ``external`` declares tools
+    the host runs (DESIGN §5.24: no implementation in this process): they are offered to the
+    model and never run here; a GMI's tool round pauses on their calls for the host.
 
     ``approve``, ``hitl``, ``require_approval_for_side_effects`` and
     ``auto_approve_without_approver`` configure human-in-the-loop approval of side-effect tools
@@ -98,6 +100,7 @@ class ToolOrchestrator:
         hitl: bool | None = None,
         require_approval_for_side_effects: bool = True,
         auto_approve_without_approver: bool = False,
+        external: Iterable[ToolDefinition | Tool] = (),
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for given in tools:
@@ -105,6 +108,12 @@ class ToolOrchestrator:
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name!r}")
             self._tools[item.name] = item
+        self._external: dict[str, ToolDefinition] = {}
+        for declared in external:
+            definition = declared.definition() if isinstance(declared, Tool) else declared
+            if definition.name in self._tools or definition.name in self._external:
+                raise ValueError(f"two tools are named {definition.name!r}")
+            self._external[definition.name] = definition
         if isinstance(allowed_capabilities, str) or isinstance(disabled, str):
             raise TypeError("allowed_capabilities and disabled take lists of names, not a str")
         self.allowed_capabilities: frozenset[str] = frozenset(allowed_capabilities or ())
@@ -139,11 +148,17 @@ class ToolOrchestrator:
         capabilities are not all allowed. ``context`` is the turn's (reference:
         ``listAvailableTools(ctx)``); the checks here do not depend on it yet.
         """
-        return [
+        offered = [
             tool.definition()
             for tool in self._tools.values()
             if tool.name not in self.disabled and not self.missing_capabilities(tool)
         ]
+        offered.extend(d for name, d in self._external.items() if name not in self.disabled)
+        return offered
+
+    def is_external(self, name: str) -> bool:
+        """Whether ``name`` is a tool the host runs (DESIGN §5.24): offered, never run here."""
+        return name in self._external
 
     async def process_tool_call(
         self, call: ToolCall, context: ToolExecutionContext | None = None
