@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentos.core import GMIErrorCode, Message, Role, ToolCall, ToolResult
+from agentos.core import GMIError, GMIErrorCode, Message, Role, ToolCall, ToolResult
 from agentos.llm.model import ModelRequest
 from agentos.persona import (
     BUILT_IN_PERSONAS,
@@ -26,6 +26,7 @@ from agentos.persona import (
     validate_persona,
     validate_personas,
 )
+from agentos.persona.loaders import InMemoryPersonaLoader, PersonaRegistry
 from agentos.substrate import (
     DISCOVERY_PRIORITY,
     FORMAT_PREFERENCE_PRIORITY,
@@ -40,6 +41,9 @@ from agentos.substrate import (
     PromptEngine,
     SystemPrompt,
 )
+from agentos.substrate.config import GMIConfig
+from agentos.substrate.gmi_manager import GMIManager, GMIManagerConfig
+from agentos.testing import ScriptedModel
 from agentos.tools import (
     HITL_REJECTED,
     Tool,
@@ -205,8 +209,8 @@ def test_case_41_every_built_in_validates(persona: PersonaDefinition) -> None:
 def test_case_41_strict_mode_blocking_on_invalid_semver_is_invalid() -> None:
     """Strict ``{enabled, blockOnCodes: ['invalid_semver']}`` → status ``invalid``.
 
-    The case's second half (``getOrCreateGMIForSession`` → ``AUTH_PERMISSION_DENIED``) needs
-    the GMIManager, which does not exist yet: see the skipped test below.
+    The case's second half (``getOrCreateGMIForSession`` → ``AUTH_PERMISSION_DENIED``) is the
+    test below.
     """
     strict = PersonaStrictConfig(mode="enforce", block_on_codes=["invalid_semver"])
     result = classify_persona_strict(validate_persona(_persona(version="1.0")), strict)
@@ -219,9 +223,25 @@ def test_case_41_strict_mode_blocking_on_invalid_semver_is_invalid() -> None:
     assert classify_persona_strict(validate_persona(_persona()), strict).status == "valid"
 
 
-@pytest.mark.skip(reason="case 41: GMIManager.get_or_create_gmi_for_session does not exist yet")
-def test_case_41_a_blocked_persona_is_refused_by_the_gmi_manager() -> None:
+async def test_case_41_a_blocked_persona_is_refused_by_the_gmi_manager() -> None:
     """``getOrCreateGMIForSession`` with a strict-blocked persona → ``AUTH_PERMISSION_DENIED``."""
+    registry = PersonaRegistry(InMemoryPersonaLoader([_persona(version="1.0"), _persona(id="ok")]))
+    await registry.load()
+    manager = GMIManager(
+        GMIManagerConfig(
+            base_config=GMIConfig(model=ScriptedModel([])),
+            personas=registry,
+            persona_strict=PersonaStrictConfig(mode="enforce", block_on_codes=["invalid_semver"]),
+        )
+    )
+    with pytest.raises(GMIError) as caught:
+        await manager.get_or_create_gmi_for_session("u1", "s1", "p")
+    assert caught.value.code is GMIErrorCode.PERMISSION_DENIED
+    assert caught.value.details["codes"] == [str(C.INVALID_SEMVER)]
+    assert manager.gmi_for_session("s1") is None
+    allowed = await manager.get_or_create_gmi_for_session("u1", "s2", "ok")
+    assert allowed.persona.id == "ok"
+    await manager.shutdown()
 
 
 # --- case 42: persona overlays -----------------------------------------------------------------

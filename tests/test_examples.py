@@ -64,3 +64,13 @@ async def test_tutor_session_example(capsys: pytest.CaptureFixture[str]) -> None
     assert "[event] user_frustrated" in printed
     assert "[mood] empathetic" in printed
     assert "I hate recursion: it is awful and confusing and I feel stupid." in memories
+
+
+async def test_runtime_quickstart_example(capsys: pytest.CaptureFixture[str]) -> None:
+    example = load("runtime_quickstart")
+    model = ScriptedModel(lambda messages, tools, options: "Two incidents are open.")
+    reply = await example.main(model)
+    assert reply == "Two incidents are open."
+    printed = capsys.readouterr().out
+    assert printed.startswith("Two incidents are open.\n[")
+    assert printed.rstrip().endswith("tokens]")

@@ -71,6 +71,9 @@ class GMIErrorCode(StrEnum):
 
     RAG_INGESTION_FAILED = "RAG_INGESTION_FAILED"
 
+    GUARDRAIL_BLOCKED = "GUARDRAIL_BLOCKED"
+    """Ours (DESIGN.md §5.15): a runtime guardrail blocked the input or the output."""
+
 
 _HTTP_STATUS: dict[GMIErrorCode, int] = {
     GMIErrorCode.SERVICE_UNAVAILABLE: 503,

@@ -1,0 +1,298 @@
+"""`AgentOS`: the full runtime (spec: Getting a GMI; Output stream; the first table's runtime rows).
+
+``agentos = await AgentOS.create(personas=BUILT_IN_PERSONAS)`` builds the configuration from the
+environment (`create_agentos_config`) with the given overrides and initializes it; for full
+control, ``AgentOS()`` and ``await agentos.initialize(config)``. `process_request()` streams one
+turn's `AgentOSResponse` chunks: the request is checked before any work (`parse_request`), the
+persona is the request's ``selected_persona_id`` or the configuration's ``default_persona_id``
+(neither: ``VALIDATION_ERROR``), the session's GMI comes from `GMIManager` (``PERSONA_NOT_FOUND``,
+``PERMISSION_DENIED``), the stored conversation, bounded by the history window, is passed to the
+GMI as ``conversation_history_for_prompt``, and the request's options are the turn's options.
+`handle_tool_results()` continues a turn that paused for the host. `shutdown()` shuts the manager
+down after the turns it stops; afterwards every call raises ``NOT_INITIALIZED``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Message, ToolResult
+from agentos.persona.definition import PersonaDefinition
+from agentos.persona.loaders import PersonaRegistry
+from agentos.storage import ToolPause
+from agentos.storage.turn_writer import TurnWriter
+from agentos.substrate.gmi_manager import GMIManager, GMIManagerConfig
+from agentos.substrate.igmi import IGMITurnStream
+
+from .chunks import AgentOSResponse
+from .config import AgentOSConfig, create_agentos_config, persona_loader_for
+from .conversations import Conversations, history_window
+from .guardrails import GuardrailRunner
+from .request import AgentOSInput, parse_request
+from .services import RuntimeStores, base_gmi_config, open_stores
+from .transformer import GMIChunkTransformer
+from .turn_runner import TurnPlace, stream_turn
+from .turn_setup import check_input, continue_with, history_size, turn_input
+
+__all__ = ["AgentOS"]
+
+
+class AgentOS:
+    """The full runtime: personas, one GMI per session, the response stream (module doc)."""
+
+    def __init__(self) -> None:
+        self._config: AgentOSConfig | None = None
+        self._manager: GMIManager | None = None
+        self._stores: RuntimeStores | None = None
+        self._conversations: Conversations | None = None
+        self._personas: PersonaRegistry | None = None
+        self._guardrails: GuardrailRunner | None = None
+        self._shut = False
+
+    @classmethod
+    async def create(cls, **overrides: Any) -> AgentOS:
+        """A runtime initialized with `create_agentos_config(**overrides)`.
+
+        The configuration reads the environment variables, then ``overrides`` replace them.
+        """
+        runtime = cls()
+        await runtime.initialize(create_agentos_config(**overrides))
+        return runtime
+
+    async def initialize(self, config: AgentOSConfig) -> None:
+        """Check ``config``, load the personas, open the stores and start the GMI manager.
+
+        Raises `GMIError` ``CONFIGURATION_ERROR`` naming the option before any service starts.
+        """
+        if self._config is not None:
+            raise GMIError("AgentOS is already initialized", GMIErrorCode.INVALID_STATE)
+        config.check()
+        guardrails = GuardrailRunner(config.guardrails) if config.guardrails else None
+        registry = PersonaRegistry(persona_loader_for(config))
+        await registry.load()
+        base = base_gmi_config(config, guardrails)
+        stores = open_stores(config)
+        self._manager = GMIManager(
+            GMIManagerConfig(
+                base_config=base,
+                personas=registry,
+                cognitive_memory_factory=config.cognitive_memory_factory,
+                igmi_factory=config.igmi_factory,
+                can_use_persona=config.can_use_persona,
+                persona_strict=config.persona_strict,
+                inactivity_cleanup_minutes=config.gmi_inactivity_cleanup_minutes,
+                shutdown_timeout_ms=config.shutdown_timeout_ms,
+                default_reasoning_trace_max_entries=config.default_reasoning_trace_max_entries,
+            )
+        )
+        self._stores = stores
+        self._conversations = Conversations(stores.conversations)
+        self._personas = registry
+        self._guardrails = guardrails
+        self._config = config
+
+    # -- requests -------------------------------------------------------------------------------
+
+    async def process_request(
+        self, request: AgentOSInput | Mapping[str, Any]
+    ) -> AsyncIterator[AgentOSResponse]:
+        """One turn's response chunks (see the module doc); the request is checked first.
+
+        With guardrails configured, the input is checked before the turn (a block ends it with
+        a final ERROR ``GUARDRAIL_BLOCKED`` and nothing is stored; a redaction is what the GMI
+        and the conversation get), the reply as it streams, and each tool call before it runs.
+        """
+        turn = parse_request(request)
+        config, manager, conversations, _ = self._ready()
+        persona_id = turn.selected_persona_id or config.default_persona_id
+        if not persona_id:
+            raise GMIError(
+                "no persona: the request names no selected_persona_id and the configuration "
+                "no default_persona_id",
+                GMIErrorCode.VALIDATION_ERROR,
+                {"option": "selected_persona_id"},
+            )
+        conversation = conversations.open(turn.session_id, turn.user_id)
+        gmi = await manager.get_or_create_gmi_for_session(
+            turn.user_id,
+            turn.session_id,
+            persona_id,
+            agency_id=turn.agency_id,
+            role_id=turn.role_id,
+        )
+        manager.touch(turn.session_id)
+        interaction_id = f"{turn.session_id}_turn_{uuid.uuid4().hex}"
+        transformer = GMIChunkTransformer(
+            stream_id=interaction_id,
+            gmi_instance_id=gmi.gmi_id,
+            persona_id=persona_id,
+            session_id=turn.session_id,
+            organization_id=turn.organization_id or config.default_organization_id,
+            clock=config.clock,
+        )
+        checked = await check_input(self._guardrails, turn.text_input, transformer)
+        for response in checked.responses:
+            yield response
+        if checked.blocked:
+            return
+        writer = await conversation.start_turn(name=turn.session_id)
+        try:
+            window = history_size(gmi.persona, config.history_window)
+            earlier = history_window(conversation.prompt_messages(), window)
+            stream = gmi.process_turn_stream(
+                turn_input(turn, interaction_id, checked.text, earlier)
+            )
+        except BaseException:
+            await writer.discard()
+            raise
+        place = TurnPlace(turn.session_id, turn.user_id, persona_id, gmi.gmi_id, interaction_id)
+        user_message = Message.user(checked.text) if checked.text else None
+        async for response in self._stream(stream, transformer, place, writer, user_message):
+            yield response
+
+    async def handle_tool_results(
+        self, session_id: str, user_id: str, results: Sequence[ToolResult]
+    ) -> AsyncIterator[AgentOSResponse]:
+        """Continue the turn that paused for the host with the host's ``results``.
+
+        The session's pending request is taken (exactly once, however many callers race); a
+        result naming a call the request does not hold raises ``VALIDATION_ERROR`` before any
+        work. The session's GMI continues the paused round (a GMI rebuilt after a restart is
+        given the stored conversation first); each call the host left out is answered with
+        ``EXTERNAL_TOOL_NOT_RUN`` by a GMI that implements ``handle_tool_results``.
+        """
+        config, manager, conversations, stores = self._ready()
+        pause = await stores.pauses.load(session_id, user_id=user_id)
+        if pause is None:
+            raise GMIError(
+                f"session {session_id!r} has no pending external tool request",
+                GMIErrorCode.INVALID_STATE,
+                {"option": "session_id"},
+            )
+        unknown = [r.tool_call_id for r in results if r.tool_call_id not in pause.tool_call_ids]
+        if not results or unknown:
+            raise GMIError(
+                f"results: {unknown or 'none'} do not answer the pending request's calls",
+                GMIErrorCode.VALIDATION_ERROR,
+                {"option": "results", "pending": list(pause.tool_call_ids)},
+            )
+        taken = await stores.pauses.take(
+            session_id, user_id=user_id, interaction_id=pause.interaction_id
+        )
+        if taken is None:
+            raise GMIError(
+                f"session {session_id!r}: the pending request was already answered",
+                GMIErrorCode.INVALID_STATE,
+                {"option": "session_id"},
+            )
+        conversation = conversations.open(session_id, user_id)
+        gmi = await manager.get_or_create_gmi_for_session(user_id, session_id, pause.persona_id)
+        manager.touch(session_id)
+        writer = await conversation.start_turn(name=session_id)
+        try:
+            stream = await continue_with(gmi, results, user_id)
+        except BaseException:
+            await writer.discard()
+            raise
+        interaction_id = f"{session_id}_continue_{uuid.uuid4().hex}"
+        transformer = GMIChunkTransformer(
+            stream_id=interaction_id,
+            gmi_instance_id=gmi.gmi_id,
+            persona_id=pause.persona_id,
+            session_id=session_id,
+            clock=config.clock,
+        )
+        place = TurnPlace(session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id)
+        async for response in self._stream(stream, transformer, place, writer, None):
+            yield response
+
+    def _stream(
+        self,
+        stream: IGMITurnStream,
+        transformer: GMIChunkTransformer,
+        place: TurnPlace,
+        writer: TurnWriter,
+        user_message: Message | None,
+    ) -> AsyncIterator[AgentOSResponse]:
+        """A turn's or a continuation's chunks, under the output guardrails (`stream_turn`)."""
+        config, _, _, stores = self._ready()
+        guardrails = self._guardrails
+        return stream_turn(
+            stream,
+            transformer,
+            place,
+            pauses=stores.pauses,
+            writer=writer,
+            user_message=user_message,
+            clock=config.clock,
+            guard=guardrails.output_stream() if guardrails is not None else None,
+        )
+
+    async def get_pending_external_tool_request(
+        self, session_id: str, *, user_id: str
+    ) -> ToolPause | None:
+        """The session's pending request for the host's tools, or ``None``.
+
+        Raises ``PERMISSION_DENIED`` naming ``user_id`` when the pause is another user's.
+        """
+        stores = self._ready()[3]
+        return await stores.pauses.load(session_id, user_id=user_id)
+
+    async def conversation(self, session_id: str, *, user_id: str) -> list[Message]:
+        """The session's stored conversation: each input and reply.
+
+        Raises ``PERMISSION_DENIED`` for a session another user owns.
+        """
+        conversations = self._ready()[2]
+        history = conversations.open(session_id, user_id)
+        await history.load()
+        return history.messages()
+
+    # -- the runtime ----------------------------------------------------------------------------
+
+    @property
+    def gmi_manager(self) -> GMIManager:
+        """The runtime's `GMIManager` (``NOT_INITIALIZED`` outside initialize and shutdown)."""
+        return self._ready()[1]
+
+    @property
+    def config(self) -> AgentOSConfig:
+        """The configuration the runtime was initialized with."""
+        return self._ready()[0]
+
+    def personas(self) -> list[PersonaDefinition]:
+        """The personas the runtime loaded (copies)."""
+        self._ready()
+        assert self._personas is not None
+        return self._personas.personas()
+
+    async def shutdown(self) -> None:
+        """Shut the GMI manager down (each GMI within the bound), then close the stores.
+
+        Afterwards every call raises ``NOT_INITIALIZED``; a second call does nothing.
+        """
+        if self._shut or self._manager is None:
+            self._shut = True
+            return
+        self._shut = True
+        try:
+            await self._manager.shutdown()
+        finally:
+            if self._stores is not None:
+                self._stores.close()
+
+    def _ready(self) -> tuple[AgentOSConfig, GMIManager, Conversations, RuntimeStores]:
+        if (
+            self._shut
+            or self._config is None
+            or self._manager is None
+            or self._conversations is None
+            or self._stores is None
+        ):
+            raise GMIError(
+                "AgentOS is not initialized (or was shut down)", GMIErrorCode.NOT_INITIALIZED
+            )
+        return self._config, self._manager, self._conversations, self._stores

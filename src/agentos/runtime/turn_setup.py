@@ -1,0 +1,139 @@
+"""What the full runtime prepares before a turn or a continuation runs on a GMI.
+
+Spec: "On the full runtime, a request's options are the turn's metadata.options: the
+temperature, topP, maxTokens and responseFormat of a processRequest() call reach the provider,
+and its preferredModelId picks the turn's model"; "The full runtime passes its stored
+conversation this way" (``conversation_history_for_prompt``), bounded by the history window
+(DESIGN §5.4: the persona's ``conversation_context_config.max_messages``, else the runtime's
+``history_window``, else 20); an IGMI that implements only ``handle_tool_result()`` "receives
+the host's result alone". The input guardrails run before the turn (DESIGN §5.15).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Message, ToolCall, ToolResult
+from agentos.persona.definition import PersonaDefinition
+from agentos.substrate.igmi import (
+    IGMI,
+    IGMITurnStream,
+    SingleToolResultHandler,
+    ToolResultsHandler,
+)
+from agentos.substrate.turn_input import GMITurnInput
+from agentos.substrate.turn_options import TurnOptions
+
+from .chunks import AgentOSResponse
+from .conversations import DEFAULT_HISTORY_WINDOW
+from .guardrails import GuardrailRunner
+from .request import AgentOSInput
+from .transformer import GMIChunkTransformer
+
+__all__ = [
+    "CheckedInput",
+    "check_input",
+    "continue_with",
+    "guard_tool_call",
+    "history_size",
+    "turn_input",
+]
+
+
+def history_size(persona: PersonaDefinition, runtime_window: int | None) -> int:
+    """The messages of the conversation a turn sees (see the module doc)."""
+    context = persona.conversation_context_config
+    size = context.max_messages if context is not None else None
+    return size or runtime_window or DEFAULT_HISTORY_WINDOW
+
+
+def turn_input(
+    turn: AgentOSInput, interaction_id: str, text: str | None, earlier: Sequence[Message]
+) -> GMITurnInput:
+    """The GMI's input for ``turn``: its (checked) text, contexts and options as typed options."""
+    options = turn.options
+    return GMITurnInput(
+        interaction_id=interaction_id,
+        user_id=turn.user_id,
+        content=text,
+        session_id=turn.session_id,
+        user_context_override=dict(turn.user_context_override or {}) or None,
+        task_context_override=dict(turn.task_context_override or {}) or None,
+        options=TurnOptions(
+            temperature=options.temperature,
+            top_p=options.top_p,
+            max_tokens=options.max_tokens,
+            response_format=options.response_format,
+            preferred_model_id=options.preferred_model_id,
+            conversation_history_for_prompt=tuple(earlier) or None,
+        ),
+        metadata=dict(turn.metadata),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedInput:
+    """The input after the guardrails: the text the turn runs on, what to stream first."""
+
+    text: str | None
+    responses: list[AgentOSResponse] = field(default_factory=list)
+    blocked: bool = False
+
+
+async def check_input(
+    runner: GuardrailRunner | None, text: str | None, transformer: GMIChunkTransformer
+) -> CheckedInput:
+    """Run the input guardrails: a block gives a final ERROR, decisions a METADATA_UPDATE."""
+    if runner is None or not text:
+        return CheckedInput(text)
+    check = await runner.check_input(text)
+    events = [event.to_dict() for event in check.events]
+    if check.blocked is not None:
+        error = transformer.error(
+            GMIErrorCode.GUARDRAIL_BLOCKED,
+            f"guardrail {check.blocked.guardrail_id!r} blocked the input: {check.blocked.reason}",
+            {"guardrail_events": events},
+        )
+        return CheckedInput(None, [error], blocked=True)
+    responses: list[AgentOSResponse] = []
+    if events:
+        responses.append(transformer.metadata_update({"guardrail_events": events}))
+    return CheckedInput(check.text, responses)
+
+
+def guard_tool_call(runner: GuardrailRunner) -> Callable[[ToolCall], Awaitable[ToolCall | None]]:
+    """A ``before_tool_call`` hook: a blocked call is skipped, a redacted one runs redacted."""
+
+    async def vet(call: ToolCall) -> ToolCall | None:
+        check = await runner.check_tool_call(call.name, call.arguments)
+        if check.blocked is not None:
+            return None
+        if check.arguments != call.arguments:
+            return ToolCall(call.id, call.name, check.arguments)
+        return call
+
+    return vet
+
+
+async def continue_with(gmi: IGMI, results: Sequence[ToolResult], user_id: str) -> IGMITurnStream:
+    """The continuation's stream: the results at once, or one result on an IGMI that takes one."""
+    if isinstance(gmi, ToolResultsHandler):
+        return await gmi.handle_tool_results(list(results), user_id=user_id)
+    if isinstance(gmi, SingleToolResultHandler) and len(results) == 1:
+        result = results[0]
+        outcome: dict[str, Any] = (
+            {"type": "error", "error": dict(result.error_details or {"message": result.output})}
+            if result.is_error
+            else {"type": "success", "result": result.output}
+        )
+        return await gmi.handle_tool_result(
+            result.tool_call_id, result.tool_name, outcome, user_id=user_id
+        )
+    raise GMIError(
+        "the session's GMI cannot continue a paused turn with these results",
+        GMIErrorCode.NOT_SUPPORTED,
+        {"option": "results", "count": len(results)},
+    )

@@ -1,0 +1,421 @@
+"""The full runtime through its public API (spec: Getting a GMI; Output stream; issue 13).
+
+`AgentOS` on the scripted model: the chunk stream of a text turn and a tool turn, the persona
+rules, the request checks, the stored conversation passed to the GMI, one owner per session,
+external tool pauses saved before the host reads them and continued with the host's results,
+a durable conversation a new runtime continues, and shutdown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentos import BUILT_IN_PERSONAS
+from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.core.messages import Role, ToolCall, ToolResult
+from agentos.llm.model import ToolDefinition
+from agentos.persona.definition import PersonaDefinition
+from agentos.runtime import (
+    AgentOS,
+    AgentOSResponse,
+    AgentOSResponseChunkType,
+    ErrorChunk,
+    FinalResponseChunk,
+    TextDeltaChunk,
+    ToolCallRequestChunk,
+)
+from agentos.runtime.config import create_agentos_config
+from agentos.runtime.guardrails import Allow, Block, BlockedTopics, PiiRedaction
+from agentos.substrate.chunks import GMIOutput, GMIOutputChunk, GMIOutputChunkType
+from agentos.substrate.turn_input import GMITurnInput
+from agentos.testing import ScriptedModel, ScriptStep
+from agentos.tools.tool import tool
+
+C = AgentOSResponseChunkType
+PERSONA = PersonaDefinition(id="helper", name="Helper", base_system_prompt="You are Helper.")
+WEATHER = ToolDefinition(
+    "weather", "Today's weather in a city.", {"type": "object", "properties": {}}
+)
+
+
+@tool
+def double(x: int) -> int:
+    """Twice x."""
+    return 2 * x
+
+
+async def _runtime(model: ScriptedModel, **overrides: Any) -> AgentOS:
+    settings: dict[str, Any] = {
+        "personas": [PERSONA],
+        "default_persona_id": "helper",
+        "model": model,
+        "utility_ai": "statistical",
+    }
+    settings.update(overrides)
+    runtime = AgentOS()
+    await runtime.initialize(create_agentos_config(environ={}, **settings))
+    return runtime
+
+
+async def _all(chunks: AsyncIterator[AgentOSResponse]) -> list[AgentOSResponse]:
+    return [chunk async for chunk in chunks]
+
+
+def _request(text: str, **extra: Any) -> dict[str, Any]:
+    return {"user_id": "user-42", "session_id": "s1", "text_input": text, **extra}
+
+
+async def test_a_text_turn_streams_its_deltas_then_one_final_response() -> None:
+    model = ScriptedModel([ScriptStep(text=["Three ", "open ", "incidents."])])
+    runtime = await _runtime(model)
+    chunks = await _all(runtime.process_request(_request("Summarize the incidents.")))
+    assert [c.type for c in chunks] == [C.TEXT_DELTA] * 3 + [C.FINAL_RESPONSE]
+    deltas = [c.text_delta for c in chunks if isinstance(c, TextDeltaChunk)]
+    assert "".join(deltas) == "Three open incidents."
+    final = chunks[-1]
+    assert isinstance(final, FinalResponseChunk)
+    assert final.final_response_text == "Three open incidents."
+    assert final.is_final is True
+    assert final.usage.total_tokens > 0
+    assert final.persona_id == "helper"
+    await runtime.shutdown()
+
+
+async def test_the_spec_example_runs_on_the_built_in_personas() -> None:
+    model = ScriptedModel(lambda messages, tools, options: "Two incidents are open.")
+    runtime = await AgentOS.create(
+        personas=BUILT_IN_PERSONAS, model=model, utility_ai="statistical", environ={}
+    )
+    chunks = await _all(
+        runtime.process_request(
+            {
+                "user_id": "user-42",
+                "session_id": "research-session-1",
+                "selected_persona_id": "v_researcher",
+                "text_input": "Summarize the open incidents from this week.",
+            }
+        )
+    )
+    text = "".join(c.text_delta for c in chunks if isinstance(c, TextDeltaChunk))
+    assert text == "Two incidents are open."
+    assert chunks[-1].type is C.FINAL_RESPONSE
+    await runtime.shutdown()
+
+
+async def test_a_tool_turn_reports_its_calls_and_keeps_only_the_reply() -> None:
+    model = ScriptedModel(
+        [ScriptStep(tool_calls=[ToolCall("c1", "double", {"x": 21})]), "It is 42."]
+    )
+    runtime = await _runtime(model, tools=[double])
+    chunks = await _all(runtime.process_request(_request("double 21")))
+    assert [c.type for c in chunks] == [
+        C.TOOL_CALL_REQUEST,
+        C.TEXT_DELTA,
+        C.TEXT_DELTA,
+        C.TEXT_DELTA,
+        C.FINAL_RESPONSE,
+    ]
+    request = chunks[0]
+    assert isinstance(request, ToolCallRequestChunk)
+    assert request.execution_mode == "internal"
+    assert not request.actionable
+    final = chunks[-1]
+    assert isinstance(final, FinalResponseChunk)
+    assert final.final_tool_calls == (ToolCall("c1", "double", {"x": 21}),)
+    # The conversation keeps the input and the reply, not the GMI's own tool round.
+    stored = await runtime.conversation("s1", user_id="user-42")
+    assert [(m.role, m.text) for m in stored] == [
+        (Role.USER, "double 21"),
+        (Role.ASSISTANT, "It is 42."),
+    ]
+    await runtime.shutdown()
+
+
+async def test_the_stored_conversation_reaches_the_next_turn() -> None:
+    model = ScriptedModel(["Hello Ada.", "Your name is Ada."])
+    runtime = await _runtime(model)
+    await _all(runtime.process_request(_request("My name is Ada.")))
+    await _all(runtime.process_request(_request("What is my name?")))
+    sent = [(m.role, m.text) for m in model.requests[1].messages if m.role is not Role.SYSTEM]
+    assert sent == [
+        (Role.USER, "My name is Ada."),
+        (Role.ASSISTANT, "Hello Ada."),
+        (Role.USER, "What is my name?"),
+    ]
+    await runtime.shutdown()
+
+
+async def test_request_options_reach_the_provider() -> None:
+    model = ScriptedModel(["ok"])
+    runtime = await _runtime(model)
+    options = {"temperature": 0.2, "top_p": 0.5, "max_tokens": 64}
+    await _all(runtime.process_request(_request("hi", options=options)))
+    sent = model.requests[0].options
+    assert (sent.temperature, sent.top_p, sent.max_tokens) == (0.2, 0.5, 64)
+    await runtime.shutdown()
+
+
+async def test_persona_rules() -> None:
+    model = ScriptedModel(["a", "b"])
+    runtime = await _runtime(model, default_persona_id=None)
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.process_request(_request("hi")))
+    assert caught.value.code is GMIErrorCode.VALIDATION_ERROR
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.process_request(_request("hi", selected_persona_id="nobody")))
+    assert caught.value.code is GMIErrorCode.PERSONA_NOT_FOUND
+    assert model.calls == 0
+    chunks = await _all(runtime.process_request(_request("hi", selected_persona_id="helper")))
+    assert chunks[-1].type is C.FINAL_RESPONSE
+    await runtime.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("request_", "option"),
+    [
+        ({"session_id": "s1", "text_input": "hi"}, "user_id"),
+        ({"user_id": "u", "text_input": "hi"}, "session_id"),
+        ({"user_id": "u", "session_id": "s1", "textInput": "hi"}, "textInput"),
+        ({"user_id": "u", "session_id": "s1", "text_input": 5}, "text_input"),
+    ],
+)
+async def test_a_bad_request_is_refused_before_any_work(
+    request_: dict[str, Any], option: str
+) -> None:
+    model = ScriptedModel(["never"])
+    runtime = await _runtime(model)
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.process_request(request_))
+    assert caught.value.code is GMIErrorCode.INVALID_ARGUMENT
+    assert caught.value.details["option"] == option
+    assert model.calls == 0
+    await runtime.shutdown()
+
+
+async def test_a_session_belongs_to_the_user_who_opened_it() -> None:
+    model = ScriptedModel(["Your secret is safe.", "never"])
+    runtime = await _runtime(model)
+    await _all(runtime.process_request(_request("My secret is 1234.")))
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.process_request({**_request("What is the secret?"), "user_id": "eve"}))
+    assert caught.value.code is GMIErrorCode.PERMISSION_DENIED
+    assert model.calls == 1
+    await runtime.shutdown()
+
+
+async def test_an_external_tool_pauses_the_turn_and_the_hosts_results_continue_it() -> None:
+    model = ScriptedModel(
+        [ScriptStep(tool_calls=[ToolCall("w1", "weather", {})]), "Sunny in Oslo."]
+    )
+    runtime = await _runtime(model, external_tools=[WEATHER])
+    chunks = await _all(runtime.process_request(_request("weather?")))
+    assert [c.type for c in chunks] == [C.TOOL_CALL_REQUEST]
+    request = chunks[0]
+    assert isinstance(request, ToolCallRequestChunk)
+    assert request.actionable
+    assert request.tool_calls == (ToolCall("w1", "weather", {}),)
+    pause = await runtime.get_pending_external_tool_request("s1", user_id="user-42")
+    assert pause is not None
+    assert pause.tool_call_ids == ("w1",)
+    chunks = await _all(
+        runtime.handle_tool_results("s1", "user-42", [ToolResult("w1", "weather", "sunny")])
+    )
+    final = chunks[-1]
+    assert isinstance(final, FinalResponseChunk)
+    assert final.final_response_text == "Sunny in Oslo."
+    assert await runtime.get_pending_external_tool_request("s1", user_id="user-42") is None
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.handle_tool_results("s1", "user-42", [ToolResult("w1", "weather", 1)]))
+    assert caught.value.code is GMIErrorCode.INVALID_STATE
+    await runtime.shutdown()
+
+
+async def test_a_durable_conversation_continues_in_a_new_runtime(tmp_path: Path) -> None:
+    database = tmp_path / "agentos.db"
+    first = ScriptedModel(["Hello Ada."])
+    runtime = await _runtime(first, conversation_store="sqlite", database_path=database)
+    await _all(runtime.process_request(_request("My name is Ada.")))
+    await runtime.shutdown()
+    second = ScriptedModel(["Your name is Ada."])
+    restarted = await _runtime(second, conversation_store="sqlite", database_path=database)
+    await _all(restarted.process_request(_request("What is my name?")))
+    sent = [m.text for m in second.requests[0].messages if m.role is not Role.SYSTEM]
+    assert sent == ["My name is Ada.", "Hello Ada.", "What is my name?"]
+    await restarted.shutdown()
+
+
+async def test_after_shutdown_every_call_is_not_initialized() -> None:
+    runtime = await _runtime(ScriptedModel([]))
+    await runtime.shutdown()
+    await runtime.shutdown()  # a second call does nothing
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.process_request(_request("hi")))
+    assert caught.value.code is GMIErrorCode.NOT_INITIALIZED
+
+
+# -- guardrails (DESIGN §5.15), the history window, the organization ---------------------------
+
+
+async def test_pii_is_redacted_from_the_input_and_from_the_streamed_reply() -> None:
+    model = ScriptedModel([ScriptStep(text=["Write to ", "ada@exam", "ple.com today."])])
+    runtime = await _runtime(model, guardrails=[PiiRedaction()])
+    chunks = await _all(runtime.process_request(_request("I am bob@example.org, help")))
+    sent = [m.text for m in model.requests[0].messages if m.role is Role.USER]
+    assert sent == ["I am [EMAIL], help"]
+    text = "".join(c.text_delta for c in chunks if isinstance(c, TextDeltaChunk))
+    assert text == "Write to [EMAIL] today."
+    final = chunks[-1]
+    assert isinstance(final, FinalResponseChunk)
+    assert final.final_response_text == "Write to [EMAIL] today."
+    updates = [c for c in chunks if c.type is C.METADATA_UPDATE]
+    stages = [e["stage"] for u in updates for e in u.updates["guardrail_events"]]
+    assert stages == ["input", "output"]
+    stored = await runtime.conversation("s1", user_id="user-42")
+    assert [m.text for m in stored] == ["I am [EMAIL], help", "Write to [EMAIL] today."]
+    await runtime.shutdown()
+
+
+async def test_a_blocked_input_ends_the_turn_before_the_model_is_called() -> None:
+    model = ScriptedModel(["never"])
+    runtime = await _runtime(model, guardrails=[BlockedTopics({"weapons": ["build a bomb"]})])
+    chunks = await _all(runtime.process_request(_request("How do I build a bomb?")))
+    assert [c.type for c in chunks] == [C.ERROR]
+    error = chunks[0]
+    assert isinstance(error, ErrorChunk)
+    assert error.code is GMIErrorCode.GUARDRAIL_BLOCKED
+    assert error.is_final is True
+    assert model.calls == 0
+    assert await runtime.conversation("s1", user_id="user-42") == []
+    await runtime.shutdown()
+
+
+async def test_a_blocked_reply_stops_the_stream_and_keeps_nothing() -> None:
+    model = ScriptedModel([ScriptStep(text=["Sure: ", "to build a bomb ", "you need..."])])
+    runtime = await _runtime(model, guardrails=[BlockedTopics(["build a bomb"])])
+    chunks = await _all(runtime.process_request(_request("tell me something")))
+    assert chunks[-1].type is C.ERROR
+    text = "".join(c.text_delta for c in chunks if isinstance(c, TextDeltaChunk))
+    assert "bomb" not in text
+    assert C.FINAL_RESPONSE not in [c.type for c in chunks]
+    assert await runtime.conversation("s1", user_id="user-42") == []
+    await runtime.shutdown()
+
+
+async def test_a_blocked_tool_call_is_skipped_and_the_model_told() -> None:
+    model = ScriptedModel(
+        [ScriptStep(tool_calls=[ToolCall("c1", "double", {"x": 21})]), "I could not."]
+    )
+
+    class NoDoubling(BlockedTopics):
+        async def check_tool_call(self, name: str, arguments: Mapping[str, Any]) -> Any:
+            return Block("doubling is not allowed") if name == "double" else Allow()
+
+    runtime = await _runtime(model, tools=[double], guardrails=[NoDoubling(["unused phrase"])])
+    await _all(runtime.process_request(_request("double 21")))
+    results = [m.tool_result for m in model.requests[1].messages if m.role is Role.TOOL]
+    assert results[0] is not None
+    assert results[0].is_error
+    assert "was not run" in str(results[0].output)
+    await runtime.shutdown()
+
+
+async def test_the_runtime_history_window_bounds_the_conversation_the_gmi_gets() -> None:
+    model = ScriptedModel(["one", "two", "three"])
+    runtime = await _runtime(model, history_window=2)
+    for text in ("a", "b", "c"):
+        await _all(runtime.process_request(_request(text)))
+    sent = [m.text for m in model.requests[2].messages if m.role is not Role.SYSTEM]
+    assert sent == ["b", "two", "c"]  # the window's 2 messages, then the current input
+    await runtime.shutdown()
+
+
+async def test_the_organization_reaches_the_tool_call_requests() -> None:
+    model = ScriptedModel([ScriptStep(tool_calls=[ToolCall("c1", "double", {"x": 1})]), "2."] * 2)
+    runtime = await _runtime(model, tools=[double], default_organization_id="acme")
+    chunks = await _all(runtime.process_request(_request("double 1")))
+    assert chunks[0].metadata["organization_id"] == "acme"
+    chunks = await _all(runtime.process_request(_request("again", organization_id="umbrella")))
+    assert chunks[0].metadata["organization_id"] == "umbrella"
+    await runtime.shutdown()
+
+
+# -- a host's own GMI (the spec's IGMI) ---------------------------------------------------------
+
+
+class _ChunkList:
+    """An IGMI turn's stream: the given chunks, then the given output."""
+
+    def __init__(self, chunks: list[GMIOutputChunk], output: GMIOutput) -> None:
+        self._chunks = chunks
+        self._output = output
+
+    async def _iterate(self) -> AsyncIterator[GMIOutputChunk]:
+        for chunk in self._chunks:
+            yield chunk
+
+    def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
+        return self._iterate()
+
+    async def output(self) -> GMIOutput:
+        return self._output
+
+
+class PausingIGMI:
+    """Streams progress, a UI command and an external request, then stops for the host."""
+
+    def __init__(self, gmi_id: str, persona: PersonaDefinition) -> None:
+        self.gmi_id = gmi_id
+        self.persona = persona
+        self.results: list[tuple[str, Any]] = []
+
+    def _chunk(self, kind: GMIOutputChunkType, content: Any, **fields: Any) -> GMIOutputChunk:
+        return GMIOutputChunk(kind, content, "i1", 0.0, **fields)
+
+    def process_turn_stream(self, turn_input: GMITurnInput) -> _ChunkList:
+        call = ToolCall("x1", "approve", {"amount": 10})
+        external = {"execution_mode": "external", "rationale": "a human must approve"}
+        chunks = [
+            self._chunk(GMIOutputChunkType.SYSTEM_MESSAGE, {"message": "thinking"}),
+            self._chunk(GMIOutputChunkType.UI_COMMAND, {"open": "panel"}),
+            self._chunk(GMIOutputChunkType.TOOL_CALL_REQUEST, [call], metadata=external),
+        ]
+        return _ChunkList(chunks, GMIOutput(is_final=False, tool_calls=[call]))
+
+    async def handle_tool_result(
+        self, tool_call_id: str, tool_name: str, outcome: Any, *, user_id: str = ""
+    ) -> _ChunkList:
+        self.results.append((tool_call_id, outcome))
+        chunks = [self._chunk(GMIOutputChunkType.TEXT_DELTA, "Approved.")]
+        return _ChunkList(chunks, GMIOutput(response_text="Approved."))
+
+    async def shutdown(self) -> None:
+        return None
+
+
+async def test_a_host_igmi_pauses_a_turn_and_continues_with_one_result() -> None:
+    built: list[PausingIGMI] = []
+
+    def factory(gmi_id: str, persona: PersonaDefinition) -> PausingIGMI:
+        built.append(PausingIGMI(gmi_id, persona))
+        return built[-1]
+
+    runtime = await _runtime(ScriptedModel([]), igmi_factory=factory)
+    chunks = await _all(runtime.process_request(_request("pay 10")))
+    assert [c.type for c in chunks] == [C.SYSTEM_PROGRESS, C.UI_COMMAND, C.TOOL_CALL_REQUEST]
+    request = chunks[-1]
+    assert isinstance(request, ToolCallRequestChunk)
+    assert request.actionable
+    assert request.rationale == "a human must approve"  # the IGMI's streamed request, kept
+    pause = await runtime.get_pending_external_tool_request("s1", user_id="user-42")
+    assert pause is not None
+    assert pause.tool_call_ids == ("x1",)
+    chunks = await _all(
+        runtime.handle_tool_results("s1", "user-42", [ToolResult("x1", "approve", "yes")])
+    )
+    assert [c.type for c in chunks] == [C.TEXT_DELTA, C.FINAL_RESPONSE]
+    assert built[0].results == [("x1", {"type": "success", "result": "yes"})]
+    await runtime.shutdown()
