@@ -25,6 +25,7 @@ from agentos.runtime import (
     AgentOSResponseChunkType,
     ErrorChunk,
     FinalResponseChunk,
+    MetadataUpdateChunk,
     TextDeltaChunk,
     ToolCallRequestChunk,
 )
@@ -390,7 +391,8 @@ class PausingIGMI:
     ) -> _ChunkList:
         self.results.append((tool_call_id, outcome))
         chunks = [self._chunk(GMIOutputChunkType.TEXT_DELTA, "Approved.")]
-        return _ChunkList(chunks, GMIOutput(response_text="Approved."))
+        sources = [{"id": "policy-7"}]
+        return _ChunkList(chunks, GMIOutput(response_text="Approved.", rag_sources=sources))
 
     async def shutdown(self) -> None:
         return None
@@ -416,6 +418,35 @@ async def test_a_host_igmi_pauses_a_turn_and_continues_with_one_result() -> None
     chunks = await _all(
         runtime.handle_tool_results("s1", "user-42", [ToolResult("x1", "approve", "yes")])
     )
-    assert [c.type for c in chunks] == [C.TEXT_DELTA, C.FINAL_RESPONSE]
+    # A continuation's RAG sources reach the stream before its text, as a turn's do.
+    assert [c.type for c in chunks] == [C.METADATA_UPDATE, C.TEXT_DELTA, C.FINAL_RESPONSE]
+    update = chunks[0]
+    assert isinstance(update, MetadataUpdateChunk)
+    assert update.updates == {"rag_sources": [{"id": "policy-7"}]}
     assert built[0].results == [("x1", {"type": "success", "result": "yes"})]
     await runtime.shutdown()
+
+
+async def test_a_pause_is_resumed_by_a_new_runtime_on_the_same_database(tmp_path: Path) -> None:
+    database = tmp_path / "agentos.db"
+    first = ScriptedModel([ScriptStep(tool_calls=[ToolCall("w1", "weather", {})])])
+    runtime = await _runtime(
+        first, external_tools=[WEATHER], conversation_store="sqlite", database_path=database
+    )
+    chunks = await _all(runtime.process_request(_request("weather in Oslo?")))
+    assert [c.type for c in chunks] == [C.TOOL_CALL_REQUEST]
+    await runtime.shutdown()  # the process that paused is gone
+    second = ScriptedModel(["Sunny in Oslo."])
+    restarted = await _runtime(
+        second, external_tools=[WEATHER], conversation_store="sqlite", database_path=database
+    )
+    chunks = await _all(
+        restarted.handle_tool_results("s1", "user-42", [ToolResult("w1", "weather", "sunny")])
+    )
+    final = chunks[-1]
+    assert isinstance(final, FinalResponseChunk)
+    assert final.final_response_text == "Sunny in Oslo."
+    sent = [(m.role, m.text) for m in second.requests[0].messages if m.role is not Role.SYSTEM]
+    assert [role for role, _ in sent] == [Role.USER, Role.ASSISTANT, Role.TOOL]
+    assert sent[0] == (Role.USER, "weather in Oslo?")
+    await restarted.shutdown()

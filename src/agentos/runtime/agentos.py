@@ -35,7 +35,13 @@ from .request import AgentOSInput, parse_request
 from .services import RuntimeStores, base_gmi_config, open_stores
 from .transformer import GMIChunkTransformer
 from .turn_runner import TurnPlace, stream_turn
-from .turn_setup import check_input, continue_with, history_size, turn_input
+from .turn_setup import (
+    check_input,
+    continue_with,
+    history_size,
+    resume_paused_round,
+    turn_input,
+)
 
 __all__ = ["AgentOS"]
 
@@ -193,6 +199,7 @@ class AgentOS:
         manager.touch(session_id)
         writer = await conversation.start_turn(name=session_id)
         try:
+            resume_paused_round(gmi, conversation.prompt_messages(), taken)
             stream = await continue_with(gmi, results, user_id)
         except BaseException:
             await writer.discard()
@@ -206,7 +213,9 @@ class AgentOS:
             clock=config.clock,
         )
         place = TurnPlace(session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id)
-        async for response in self._stream(stream, transformer, place, writer, None):
+        async for response in self._stream(
+            stream, transformer, place, writer, None, continuation=True
+        ):
             yield response
 
     def _stream(
@@ -216,6 +225,8 @@ class AgentOS:
         place: TurnPlace,
         writer: TurnWriter,
         user_message: Message | None,
+        *,
+        continuation: bool = False,
     ) -> AsyncIterator[AgentOSResponse]:
         """A turn's or a continuation's chunks, under the output guardrails (`stream_turn`)."""
         config, _, _, stores = self._ready()
@@ -229,6 +240,7 @@ class AgentOS:
             user_message=user_message,
             clock=config.clock,
             guard=guardrails.output_stream() if guardrails is not None else None,
+            continuation=continuation,
         )
 
     async def get_pending_external_tool_request(

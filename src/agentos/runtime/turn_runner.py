@@ -51,8 +51,13 @@ async def stream_turn(
     user_message: Message | None,
     clock: Clock,
     guard: GuardedOutput | None = None,
+    continuation: bool = False,
 ) -> AsyncIterator[AgentOSResponse]:
     """The runtime's chunks of one GMI turn (see the module doc); ends the store's turn.
+
+    A ``continuation``'s text is held until its output, so that its RAG sources reach the stream
+    as a METADATA_UPDATE before its text, as a turn's do (spec: "A continuation's output reaches
+    the stream as a turn's does: its ragSources as a METADATA_UPDATE before its text").
 
     With ``guard`` (the runtime's guardrails), the text streams as they release it, and the
     FINAL_RESPONSE and the conversation carry the released text, never the model's own; a
@@ -61,14 +66,20 @@ async def stream_turn(
     """
     finished = False
     released = _Released(guard, transformer)
+    held: list[AgentOSResponse] | None = [] if continuation else None
     try:
         async for chunk in stream:
             for response in transformer.transform(chunk):
                 if guard is not None and type(response) is TextDeltaChunk:
                     for guarded in await released.push(response.text_delta):
-                        yield guarded
+                        if held is not None:
+                            held.append(guarded)
+                        else:
+                            yield guarded
                     if released.blocked is not None:
                         break
+                elif held is not None and type(response) is TextDeltaChunk:
+                    held.append(response)
                 else:
                     yield response
             if released.blocked is not None:
@@ -76,12 +87,20 @@ async def stream_turn(
         if released.blocked is not None:
             yield released.block_error()
             return
-        for guarded in await released.finish():
-            yield guarded
+        finish = await released.finish()
         if released.blocked is not None:
+            for guarded in finish:
+                yield guarded
             yield released.block_error()
             return
         output = await stream.output()
+        if held is not None:
+            if output.rag_sources:
+                yield transformer.metadata_update({"rag_sources": list(output.rag_sources)})
+            for response in held:
+                yield response
+        for guarded in finish:
+            yield guarded
         if released.events:
             yield transformer.metadata_update({"guardrail_events": released.events})
         if not output.is_final and output.tool_calls:

@@ -18,6 +18,7 @@ from typing import Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.persona.definition import PersonaDefinition
+from agentos.storage import ToolPause
 from agentos.substrate.igmi import (
     IGMI,
     IGMITurnStream,
@@ -39,6 +40,7 @@ __all__ = [
     "continue_with",
     "guard_tool_call",
     "history_size",
+    "resume_paused_round",
     "turn_input",
 ]
 
@@ -116,6 +118,24 @@ def guard_tool_call(runner: GuardrailRunner) -> Callable[[ToolCall], Awaitable[T
         return call
 
     return vet
+
+
+def resume_paused_round(gmi: IGMI, conversation: Sequence[Message], pause: ToolPause) -> None:
+    """Give a GMI that did not run the paused turn the round it continues (a restart, say).
+
+    Spec (reference ``resumeExternalToolRequest``: the GMI is rebuilt and its history hydrated):
+    when the GMI's history has no pending call of the pause, its history becomes the stored
+    conversation and the assistant message that made the pause's calls. A GMI that does not
+    expose its history (an IGMI without ``pending_tool_calls`` / ``hydrate_conversation_history``)
+    is left as it is.
+    """
+    pending = getattr(gmi, "pending_tool_calls", None)
+    hydrate = getattr(gmi, "hydrate_conversation_history", None)
+    if pending is None or hydrate is None:
+        return
+    if {call.id for call in pending()} >= set(pause.tool_call_ids):
+        return  # the same GMI ran the turn: its own history holds the round
+    hydrate([*conversation, Message.assistant(tool_calls=list(pause.tool_calls))])
 
 
 async def continue_with(gmi: IGMI, results: Sequence[ToolResult], user_id: str) -> IGMITurnStream:
