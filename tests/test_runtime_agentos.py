@@ -19,6 +19,7 @@ from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Role, ToolCall, ToolResult
 from agentos.llm.model import ToolDefinition
 from agentos.persona.definition import PersonaDefinition
+from agentos.persona.overlays import PersonaEvolutionRule
 from agentos.runtime import (
     AgentOS,
     AgentOSResponse,
@@ -450,3 +451,59 @@ async def test_a_pause_is_resumed_by_a_new_runtime_on_the_same_database(tmp_path
     assert [role for role, _ in sent] == [Role.USER, Role.ASSISTANT, Role.TOOL]
     assert sent[0] == (Role.USER, "weather in Oslo?")
     await restarted.shutdown()
+
+
+async def test_a_seat_request_runs_on_the_seats_own_gmi_with_its_overlay() -> None:
+    model = ScriptedModel(["as the session", "as the writer"])
+    runtime = await _runtime(model)
+    rule = PersonaEvolutionRule.model_validate(
+        {"id": "focus", "trigger": "always", "patch": {"mood": "focused"}}
+    )
+    runtime.gmi_manager.set_seat_rules("agency-1", "writer", [rule])
+    plain = await _all(runtime.process_request(_request("hi")))
+    seat = await _all(
+        runtime.process_request(_request("draft it", agency_id="agency-1", role_id="writer"))
+    )
+    assert plain[-1].gmi_instance_id != seat[-1].gmi_instance_id
+    seat_gmi = runtime.gmi_manager.gmi_for_seat("s1", "agency-1", "writer")
+    assert seat_gmi is not None
+    assert seat_gmi.gmi_id == seat[-1].gmi_instance_id
+    mood = seat_gmi.persona.mood_adaptation
+    assert mood is not None
+    assert mood.default_mood == "focused"
+    await runtime.shutdown()
+
+
+async def test_a_side_effect_tool_waits_for_the_hosts_approval() -> None:
+    sent: list[str] = []
+
+    @tool(name="send_email", has_side_effects=True)
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    asked: list[str] = []
+
+    def approve(call: ToolCall, _tool: Any, _context: Any) -> bool:
+        to = str(call.arguments["to"])
+        asked.append(to)
+        return to == "ok@example.com"
+
+    model = ScriptedModel(
+        [
+            ScriptStep(tool_calls=[ToolCall("c1", "send_email", {"to": "ok@example.com"})]),
+            ScriptStep(tool_calls=[ToolCall("c2", "send_email", {"to": "ceo@example.com"})]),
+            "Done.",
+        ]
+    )
+    runtime = await _runtime(model, tools=[send_email], tool_approver=approve)
+    await _all(runtime.process_request(_request("email both")))
+    assert asked == ["ok@example.com", "ceo@example.com"]
+    assert sent == ["ok@example.com"]  # the refused call never ran
+    refused = [m.tool_result for m in model.requests[2].messages if m.role is Role.TOOL][-1]
+    assert refused is not None
+    assert refused.is_error
+    assert refused.error_details is not None
+    assert refused.error_details["code"] == str(GMIErrorCode.PERMISSION_DENIED)
+    await runtime.shutdown()

@@ -142,6 +142,7 @@ def check_services(
     cognitive_memory_factory: object,
     igmi_factory: object,
     can_use_persona: object,
+    tool_approver: object,
     persona_strict: object,
     conversation_store: object,
     database_path: object,
@@ -160,6 +161,7 @@ def check_services(
         ("cognitive_memory_factory", cognitive_memory_factory),
         ("igmi_factory", igmi_factory),
         ("can_use_persona", can_use_persona),
+        ("tool_approver", tool_approver),
     ):
         if value is not None and not callable(value):
             refuse(name, "must be a function or None")

@@ -75,7 +75,7 @@ from agentos.runtime.guardrails import Guardrail
 from agentos.storage import SessionStore, ToolPauseStore
 from agentos.substrate.collaborators import RetrievalAugmentor
 from agentos.substrate.gmi_manager import CognitiveMemoryFactory, IGMIFactory
-from agentos.tools import Tool
+from agentos.tools import Tool, ToolApprover
 
 from ._config_checks import (
     check_model,
@@ -110,6 +110,8 @@ class AgentOSConfig:
     ``igmi_factory`` builds the host's own GMIs (the spec's IGMI) in place of the built-in one;
     ``can_use_persona(user_id, persona)`` says whether a user may use a persona and
     ``persona_strict`` blocks personas strict validation refuses (both ``PERMISSION_DENIED``).
+    ``tool_approver`` is the human-in-the-loop approval handler: a call to a tool with side
+    effects runs only when it returns ``True`` (`ToolOrchestrator`'s ``approve``).
 
     Constructing one checks nothing; `check()` does, and `create_agentos_config()` and the
     runtime call it.
@@ -136,6 +138,7 @@ class AgentOSConfig:
     tool_pause_store: ToolPauseStore | None = None
     tools: Sequence[Tool | Callable[..., Any]] = ()
     external_tools: Sequence[ToolDefinition | Tool] = ()
+    tool_approver: ToolApprover | None = None
     retrieval_augmentor: RetrievalAugmentor | None = None
     guardrails: Sequence[Guardrail] = ()
     history_window: int | None = None
@@ -168,6 +171,7 @@ class AgentOSConfig:
             cognitive_memory_factory=self.cognitive_memory_factory,
             igmi_factory=self.igmi_factory,
             can_use_persona=self.can_use_persona,
+            tool_approver=self.tool_approver,
             persona_strict=self.persona_strict,
             conversation_store=self.conversation_store,
             database_path=self.database_path,

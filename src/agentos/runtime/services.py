@@ -67,7 +67,9 @@ def base_gmi_config(config: AgentOSConfig, guardrails: GuardrailRunner | None = 
     the model told so; a redacted one runs with the redacted arguments).
     """
     model = runtime_model(config)
-    orchestrator = ToolOrchestrator(config.tools, external=config.external_tools)
+    orchestrator = ToolOrchestrator(
+        config.tools, external=config.external_tools, approve=config.tool_approver
+    )
     return GMIConfig(
         model=model,
         tool_orchestrator=orchestrator,
