@@ -26,6 +26,7 @@ from agentos.runtime import (
     AgentOSResponseChunkType,
     ErrorChunk,
     FinalResponseChunk,
+    KeywordCapabilityDiscovery,
     MetadataUpdateChunk,
     TextDeltaChunk,
     ToolCallRequestChunk,
@@ -507,3 +508,67 @@ async def test_a_side_effect_tool_waits_for_the_hosts_approval() -> None:
     assert refused.error_details is not None
     assert refused.error_details["code"] == str(GMIErrorCode.PERMISSION_DENIED)
     await runtime.shutdown()
+
+
+async def test_a_structured_reply_puts_its_instruction_in_the_system_prompt() -> None:
+    model = ScriptedModel(['{"answer": 42}'])
+    runtime = await _runtime(model)
+    reply = {
+        "schema": {"type": "object", "properties": {"answer": {"type": "integer"}}},
+        "name": "answer",
+        "instructions": "Answer with the number only.",
+    }
+    await _all(runtime.process_request(_request("6 x 7?", options={"structured_reply": reply})))
+    system = [m.text for m in model.requests[0].messages if m.role is Role.SYSTEM]
+    instruction = next(text for text in system if text.startswith("Answer with the number only."))
+    assert instruction == (
+        "Answer with the number only.\n\nRespond with a single JSON object that matches this "
+        "JSON schema (answer), and with nothing else:\n"
+        '{"properties": {"answer": {"type": "integer"}}, "type": "object"}'
+    )
+    assert model.requests[0].options.response_schema is None  # no second copy on the hop
+    bad = {"structured_reply": {"schema": {"type": "array"}}}
+    with pytest.raises(GMIError) as caught:
+        await _all(runtime.process_request(_request("x", options=bad)))
+    assert caught.value.details["option"] == "options.structured_reply.schema"
+    await runtime.shutdown()
+
+
+async def test_a_requests_tool_call_iterations_bound_its_steps() -> None:
+    looping = ScriptStep(tool_calls=[ToolCall("c", "double", {"x": 1})])
+    model = ScriptedModel([looping, looping, looping, "done"])
+    runtime = await _runtime(model, tools=[double])
+    options = {"max_tool_call_iterations": 2}
+    await _all(runtime.process_request(_request("loop", options=options)))
+    assert model.calls == 2
+    await runtime.shutdown()
+
+
+async def test_capability_discovery_fills_the_priority_55_prompt() -> None:
+    @tool(name="convert_currency")
+    def convert_currency(amount: float, to: str) -> str:
+        """Convert an amount of money between currencies."""
+        return f"{amount} {to}"
+
+    model = ScriptedModel(["ok", "ok"])
+    runtime = await _runtime(
+        model,
+        tools=[double, convert_currency],
+        capability_discovery=KeywordCapabilityDiscovery(top_k=3),
+    )
+    await _all(runtime.process_request(_request("Please convert 10 dollars to other currencies")))
+    system = [m.text for m in model.requests[0].messages if m.role is Role.SYSTEM]
+    assert (
+        "Capability Discovery Context\nTools that may help with this request:\n"
+        "- convert_currency: Convert an amount of money between currencies."
+    ) in system
+    await _all(runtime.process_request(_request("hello there")))
+    system = [m.text for m in model.requests[1].messages if m.role is Role.SYSTEM]
+    assert not any(text.startswith("Capability Discovery Context") for text in system)
+    await runtime.shutdown()
+
+
+async def test_keyword_discovery_refuses_bad_counts() -> None:
+    with pytest.raises(GMIError) as caught:
+        KeywordCapabilityDiscovery(top_k=0)
+    assert caught.value.details["option"] == "top_k"

@@ -22,6 +22,7 @@ from agentos.runtime.chunks import (
     dump_response,
 )
 from agentos.runtime.config import AgentOSConfig, create_agentos_config
+from agentos.runtime.discovery import CapabilityDiscovery, KeywordCapabilityDiscovery
 from agentos.runtime.request import AgentOSInput, RequestOptions, parse_request
 from agentos.runtime.transformer import GMIChunkTransformer
 
@@ -31,9 +32,11 @@ __all__ = [
     "AgentOSInput",
     "AgentOSResponse",
     "AgentOSResponseChunkType",
+    "CapabilityDiscovery",
     "ErrorChunk",
     "FinalResponseChunk",
     "GMIChunkTransformer",
+    "KeywordCapabilityDiscovery",
     "MetadataUpdateChunk",
     "RequestOptions",
     "SystemProgressChunk",

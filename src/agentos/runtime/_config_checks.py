@@ -24,6 +24,7 @@ from agentos.nlp import UtilityAI
 from agentos.persona.definition import PersonaDefinition
 from agentos.persona.loaders import InMemoryPersonaLoader, PersonaLoader
 from agentos.persona.strict_mode import PersonaStrictConfig
+from agentos.runtime.discovery import CapabilityDiscovery
 from agentos.runtime.guardrails import Guardrail
 from agentos.storage import SessionStore, ToolPauseStore
 from agentos.substrate.collaborators import RetrievalAugmentor
@@ -143,6 +144,7 @@ def check_services(
     igmi_factory: object,
     can_use_persona: object,
     tool_approver: object,
+    capability_discovery: object,
     persona_strict: object,
     conversation_store: object,
     database_path: object,
@@ -192,6 +194,9 @@ def check_services(
     for index, guardrail in enumerate(guardrails):
         _check_instance(f"guardrails[{index}]", guardrail, Guardrail)
     _check_instance("clock", clock, Clock)
+    _check_instance(
+        "capability_discovery", capability_discovery, CapabilityDiscovery, optional=True
+    )
 
 
 def _check_instance(option: str, value: object, protocol: type, *, optional: bool = False) -> None:

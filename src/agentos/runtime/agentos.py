@@ -20,6 +20,7 @@ from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolResult
+from agentos.llm.model import ToolDefinition
 from agentos.persona.definition import PersonaDefinition
 from agentos.persona.loaders import PersonaRegistry
 from agentos.storage import ToolPause
@@ -56,6 +57,7 @@ class AgentOS:
         self._conversations: Conversations | None = None
         self._personas: PersonaRegistry | None = None
         self._guardrails: GuardrailRunner | None = None
+        self._offered_tools: list[ToolDefinition] = []
         self._shut = False
 
     @classmethod
@@ -98,6 +100,8 @@ class AgentOS:
         self._conversations = Conversations(stores.conversations)
         self._personas = registry
         self._guardrails = guardrails
+        orchestrator = base.tool_orchestrator
+        self._offered_tools = orchestrator.list_tools() if orchestrator is not None else []
         self._config = config
 
     # -- requests -------------------------------------------------------------------------------
@@ -148,8 +152,14 @@ class AgentOS:
         try:
             window = history_size(gmi.persona, config.history_window)
             earlier = history_window(conversation.prompt_messages(), window)
+            discovery = config.capability_discovery
+            context = (
+                await discovery.discover(checked.text, self._offered_tools)
+                if discovery is not None and checked.text
+                else None
+            )
             stream = gmi.process_turn_stream(
-                turn_input(turn, interaction_id, checked.text, earlier)
+                turn_input(turn, interaction_id, checked.text, earlier, context)
             )
         except BaseException:
             await writer.discard()

@@ -71,6 +71,7 @@ from agentos.persona.loaders import (
     resolve_persona_loader,
 )
 from agentos.persona.strict_mode import PersonaStrictConfig
+from agentos.runtime.discovery import CapabilityDiscovery
 from agentos.runtime.guardrails import Guardrail
 from agentos.storage import SessionStore, ToolPauseStore
 from agentos.substrate.collaborators import RetrievalAugmentor
@@ -112,6 +113,8 @@ class AgentOSConfig:
     ``persona_strict`` blocks personas strict validation refuses (both ``PERMISSION_DENIED``).
     ``tool_approver`` is the human-in-the-loop approval handler: a call to a tool with side
     effects runs only when it returns ``True`` (`ToolOrchestrator`'s ``approve``).
+    ``capability_discovery`` (e.g. `KeywordCapabilityDiscovery`) words the tools a request may
+    need into the priority-55 ``Capability Discovery Context`` prompt.
 
     Constructing one checks nothing; `check()` does, and `create_agentos_config()` and the
     runtime call it.
@@ -139,6 +142,7 @@ class AgentOSConfig:
     tools: Sequence[Tool | Callable[..., Any]] = ()
     external_tools: Sequence[ToolDefinition | Tool] = ()
     tool_approver: ToolApprover | None = None
+    capability_discovery: CapabilityDiscovery | None = None
     retrieval_augmentor: RetrievalAugmentor | None = None
     guardrails: Sequence[Guardrail] = ()
     history_window: int | None = None
@@ -172,6 +176,7 @@ class AgentOSConfig:
             igmi_factory=self.igmi_factory,
             can_use_persona=self.can_use_persona,
             tool_approver=self.tool_approver,
+            capability_discovery=self.capability_discovery,
             persona_strict=self.persona_strict,
             conversation_store=self.conversation_store,
             database_path=self.database_path,

@@ -198,6 +198,25 @@ def _check_mapping(name: str, value: object) -> None:
                 invalid(name, f"keys must be strings, got {key!r}")
 
 
+STRUCTURED_REPLY_KEYS = frozenset({"schema", "name", "instructions"})
+"""What ``options.structured_reply`` holds: a JSON ``schema`` of an object (required), its
+``name`` and extra ``instructions`` (both optional)."""
+
+
+def _check_structured_reply(value: object) -> None:
+    _check_mapping("options.structured_reply", value)
+    if value is None:
+        return
+    assert isinstance(value, Mapping)
+    refuse_unknown_options(value, STRUCTURED_REPLY_KEYS, prefix="options.structured_reply.")
+    schema = value.get("schema")
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        invalid("options.structured_reply.schema", "must be a JSON schema of an object")
+    for key in ("name", "instructions"):
+        if value.get(key) is not None and not isinstance(value[key], str):
+            invalid(f"options.structured_reply.{key}", "must be a string")
+
+
 def _copied(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
@@ -220,8 +239,13 @@ def _parse_options(value: object) -> RequestOptions:
     for name in ("preferred_model_id", "preferred_provider_id"):
         if values.get(name) is not None:
             _check_id(f"options.{name}", values[name])
-    for name in ("response_format", "structured_reply"):
-        _check_mapping(f"options.{name}", values.get(name))
+    _check_mapping("options.response_format", values.get("response_format"))
+    _check_structured_reply(values.get("structured_reply"))
+    if values.get("preferred_provider_id") is not None and values.get("preferred_model_id") is None:
+        invalid(
+            "options.preferred_provider_id",
+            "names the provider of options.preferred_model_id: give the model too",
+        )
     return RequestOptions(
         temperature=values.get("temperature"),
         top_p=values.get("top_p"),

@@ -1,7 +1,8 @@
 """What the full runtime gives every GMI it builds: the model, tools, utility AI and retrieval.
 
 Spec (Model calls through a completion gateway: "GMIManager sets no gateway, so the GMIs of the
-full runtime call their provider directly, one call per model step, with no fallback"; the first
+full runtime call their provider directly, one call per model step, with no fallback" — a model
+named by provider and id runs through a gateway with fallback off, which calls it so; the first
 table's runtime rows; "What a GMI adds": the runtime's utility AI scores every user turn of a
 persona that tracks sentiment, one model call per turn with the default `LLMUtilityAI`, none
 with `StatisticalUtilityAI`). `base_gmi_config()` builds the `GMIConfig` each GMI starts from:
@@ -14,6 +15,7 @@ config names (in process memory by default, SQLite one option away: DESIGN §5.9
 from __future__ import annotations
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.llm.gateway import CompletionGateway, GatewayDefaults, create_completion_gateway
 from agentos.llm.model import ChatModel
 from agentos.llm.resolve import resolve_model
 from agentos.nlp.utility import LLMUtilityAI, StatisticalUtilityAI, UtilityAI
@@ -67,11 +69,17 @@ def base_gmi_config(config: AgentOSConfig, guardrails: GuardrailRunner | None = 
     the model told so; a redacted one runs with the redacted arguments).
     """
     model = runtime_model(config)
+    named = config.model is None or isinstance(config.model, str)
     orchestrator = ToolOrchestrator(
         config.tools, external=config.external_tools, approve=config.tool_approver
     )
     return GMIConfig(
-        model=model,
+        # A model named by provider and id is served through a gateway with fallback off: one
+        # call per model step on that provider, as the spec's runtime GMIs call it directly,
+        # and a request's preferred_model_id can pick another model there. A model instance
+        # is called as it is (its model is the one a turn gets).
+        model=None if named else model,
+        gateway=_direct_gateway(config, model) if named else None,
         tool_orchestrator=orchestrator,
         max_tool_loop_iterations=config.max_tool_call_iterations,
         reasoning_trace_max_entries=config.default_reasoning_trace_max_entries,
@@ -79,6 +87,19 @@ def base_gmi_config(config: AgentOSConfig, guardrails: GuardrailRunner | None = 
         retrieval_augmentor=config.retrieval_augmentor,
         clock=config.clock,
         before_tool_call=guard_tool_call(guardrails) if guardrails is not None else None,
+    )
+
+
+def _direct_gateway(config: AgentOSConfig, model: ChatModel) -> CompletionGateway:
+    """A gateway on the resolved primary with no fallback legs (fallback off)."""
+    return create_completion_gateway(
+        GatewayDefaults(
+            provider=model.provider_id,
+            model=model.model_id,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            fallback_providers=[],
+        )
     )
 
 

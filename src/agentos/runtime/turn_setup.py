@@ -11,12 +11,13 @@ the host's result alone". The input guardrails run before the turn (DESIGN §5.1
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
+from agentos.llm.schema_prompt import schema_instruction
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage import ToolPause
 from agentos.substrate.igmi import (
@@ -31,7 +32,7 @@ from agentos.substrate.turn_options import TurnOptions
 from .chunks import AgentOSResponse
 from .conversations import DEFAULT_HISTORY_WINDOW
 from .guardrails import GuardrailRunner
-from .request import AgentOSInput
+from .request import AgentOSInput, RequestOptions
 from .transformer import GMIChunkTransformer
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "guard_tool_call",
     "history_size",
     "resume_paused_round",
+    "structured_reply_instruction",
     "turn_input",
 ]
 
@@ -53,7 +55,11 @@ def history_size(persona: PersonaDefinition, runtime_window: int | None) -> int:
 
 
 def turn_input(
-    turn: AgentOSInput, interaction_id: str, text: str | None, earlier: Sequence[Message]
+    turn: AgentOSInput,
+    interaction_id: str,
+    text: str | None,
+    earlier: Sequence[Message],
+    discovery: str | None = None,
 ) -> GMITurnInput:
     """The GMI's input for ``turn``: its (checked) text, contexts and options as typed options."""
     options = turn.options
@@ -69,11 +75,35 @@ def turn_input(
             top_p=options.top_p,
             max_tokens=options.max_tokens,
             response_format=options.response_format,
-            preferred_model_id=options.preferred_model_id,
+            preferred_model_id=_preferred_model(options),
             conversation_history_for_prompt=tuple(earlier) or None,
+            max_steps=options.max_tool_call_iterations,
+            structured_reply=structured_reply_instruction(options.structured_reply),
+            capability_discovery=discovery,
         ),
         metadata=dict(turn.metadata),
     )
+
+
+def _preferred_model(options: RequestOptions) -> str | None:
+    """``provider:model`` when the request names both (DESIGN §5.20), else the model."""
+    model, provider = options.preferred_model_id, options.preferred_provider_id
+    if model is not None and provider is not None and ":" not in model:
+        return f"{provider}:{model}"
+    return model
+
+
+def structured_reply_instruction(reply: Mapping[str, Any] | None) -> str | None:
+    """The system prompt of a structured reply: its instructions, then the schema to answer in.
+
+    The schema is worded as the schema message of a model that cannot enforce one
+    (`schema_instruction`), so the reply is the JSON alone; the turn's hops add no copy.
+    """
+    if reply is None:
+        return None
+    schema = schema_instruction(reply["schema"], reply.get("name"))
+    extra = reply.get("instructions")
+    return f"{extra}\n\n{schema}" if extra else schema
 
 
 @dataclass(frozen=True, slots=True)

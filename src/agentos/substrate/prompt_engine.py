@@ -41,6 +41,7 @@ __all__ = [
     "PROFILE_PRIORITY",
     "ROLLING_SUMMARY_PRIORITY",
     "SKILLS_PRIORITY",
+    "STRUCTURED_REPLY_PRIORITY",
     "VERBOSITY_PREFERENCE_PRIORITY",
     "BuiltPrompt",
     "PromptEngine",
@@ -61,6 +62,8 @@ SKILLS_PRIORITY = 57
 """Skills."""
 PROFILE_PRIORITY = 60
 """The user profile."""
+STRUCTURED_REPLY_PRIORITY = 65
+"""A structured reply's instruction (the full runtime's ``options.structured_reply``)."""
 VERBOSITY_PREFERENCE_PRIORITY = 90
 """The user's verbosity preference."""
 FORMAT_PREFERENCE_PRIORITY = 91

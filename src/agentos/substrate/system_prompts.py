@@ -10,6 +10,7 @@ Prepared once per user turn, before its first model call, and sent on every step
 | 55 | ``Capability Discovery Context`` and the context | ``.capability_discovery`` |
 | 57 | the skills text | ``.skill_prompt_context`` |
 | 60 | the profile's system instructions | ``.prompt_profile`` |
+| 65 | a structured reply's instruction | ``.structured_reply`` |
 | 90 | the user's verbosity preference | ``user_context["preferences"]`` |
 | 91 | the user's preferred response format | ``user_context["preferences"]`` |
 | 1000 | a memory provider's context, after the others | ``.memory_provider_context`` |
@@ -34,6 +35,7 @@ from agentos.substrate.prompt_engine import (
     PROFILE_PRIORITY,
     ROLLING_SUMMARY_PRIORITY,
     SKILLS_PRIORITY,
+    STRUCTURED_REPLY_PRIORITY,
     VERBOSITY_PREFERENCE_PRIORITY,
     SystemPrompt,
 )
@@ -112,13 +114,14 @@ def preference_prompts(preferences: Mapping[str, Any]) -> list[SystemPrompt]:
 
 
 def _texts(options: TurnOptions) -> list[SystemPrompt]:
-    """The turn's own system prompts at priorities 50 to 60, those it sets, in order."""
+    """The turn's own system prompts at priorities 50 to 65, those it sets, in order."""
     summary, discovery = options.rolling_summary, options.capability_discovery
     headed = (
         (summary, ROLLING_SUMMARY_HEADING, ROLLING_SUMMARY_PRIORITY, "rolling_summary"),
         (discovery, DISCOVERY_HEADING, DISCOVERY_PRIORITY, "discovery"),
         (options.skill_prompt_context, None, SKILLS_PRIORITY, "skills"),
         (options.prompt_profile, None, PROFILE_PRIORITY, "profile"),
+        (options.structured_reply, None, STRUCTURED_REPLY_PRIORITY, "structured_reply"),
     )
     return [
         SystemPrompt(f"{heading}\n{text}" if heading else text, priority, source)

@@ -299,7 +299,7 @@ class TurnRunner:
             options=options,
             tools=tools,
             hooks=self.hooks.loop_hooks(),
-            max_steps=self.config.max_tool_loop_iterations,
+            max_steps=self.options.max_steps or self.config.max_tool_loop_iterations,
             fail_closed=fail_closed,
             external=self.services.tool_orchestrator.is_external,
         )

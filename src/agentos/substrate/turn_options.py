@@ -101,6 +101,12 @@ class TurnOptions:
     tool_failure_mode: ToolFailureMode | None = None
     """The spec's ``executionPolicy.toolFailureMode``: ``fail_closed`` ends the turn with
     ``TOOL_ERROR`` at the first failed tool; otherwise a failure is a result the model reads."""
+    max_steps: int | None = None
+    """The model steps this turn may run, over ``GMIConfig.max_tool_loop_iterations`` (the full
+    runtime's ``options.max_tool_call_iterations``)."""
+    structured_reply: str | None = None
+    """A structured reply's instruction: a system prompt at priority 65 (the full runtime's
+    ``options.structured_reply``); the turn's hops get no schema message of their own."""
 
 
 NO_TURN_OPTIONS = TurnOptions()
