@@ -8,7 +8,7 @@ a durable conversation a new runtime continues, and shutdown.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from agentos import BUILT_IN_PERSONAS
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Role, ToolCall, ToolResult
 from agentos.llm.model import ToolDefinition
-from agentos.persona.definition import PersonaDefinition
+from agentos.persona.definition import PersonaDefinition, RagSummarizationConfig
 from agentos.persona.overlays import PersonaEvolutionRule
 from agentos.runtime import (
     AgentOS,
@@ -33,9 +33,12 @@ from agentos.runtime import (
 )
 from agentos.runtime.config import create_agentos_config
 from agentos.runtime.guardrails import Allow, Block, BlockedTopics, PiiRedaction
+from agentos.runtime.retrieval import SQLiteRetrievalAugmentor
+from agentos.runtime.summaries import model_summarizer
 from agentos.substrate.chunks import GMIOutput, GMIOutputChunk, GMIOutputChunkType
+from agentos.substrate.collaborators import IngestedDocument
 from agentos.substrate.turn_input import GMITurnInput
-from agentos.testing import ScriptedModel, ScriptStep
+from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from agentos.tools.tool import tool
 
 C = AgentOSResponseChunkType
@@ -572,3 +575,108 @@ async def test_keyword_discovery_refuses_bad_counts() -> None:
     with pytest.raises(GMIError) as caught:
         KeywordCapabilityDiscovery(top_k=0)
     assert caught.value.details["option"] == "top_k"
+
+
+# -- retrieval through the runtime (issue 13 item 5) --------------------------------------------
+
+
+def _rag_persona(*, summarize: bool) -> PersonaDefinition:
+    return PersonaDefinition.model_validate(
+        {
+            "id": "librarian",
+            "name": "Librarian",
+            "baseSystemPrompt": "You answer from the runbooks.",
+            "memoryConfig": {
+                "ragConfig": {
+                    "enabled": True,
+                    "defaultRetrievalTopK": 2,
+                    "ingestionTriggers": {"onTurnSummary": True},
+                    "ingestionProcessing": {
+                        "summarization": {"enabled": summarize, "targetLength": 6}
+                    },
+                }
+            },
+        }
+    )
+
+
+class _RecordingAugmentor(SQLiteRetrievalAugmentor):
+    """Keeps each document it is handed, so a test sees what a turn ingested."""
+
+    def __init__(self) -> None:
+        super().__init__(HashEmbedder())
+        self.ingested: list[IngestedDocument] = []
+
+    async def ingest_documents(self, documents: Sequence[IngestedDocument]) -> None:
+        self.ingested.extend(documents)
+        await super().ingest_documents(documents)
+
+
+async def _augmentor() -> _RecordingAugmentor:
+    augmentor = _RecordingAugmentor()
+    await augmentor.ingest_documents(
+        [
+            IngestedDocument("runbook-db", "Restart the database with pg_ctl restart.", "ops"),
+            IngestedDocument("runbook-cache", "Flush the cache with redis-cli flushall.", "ops"),
+        ]
+    )
+    return augmentor
+
+
+async def test_retrieved_sources_reach_the_stream_before_the_text_and_the_prompt() -> None:
+    augmentor = await _augmentor()
+    model = ScriptedModel(["Use pg_ctl restart."])
+    runtime = await _runtime(
+        model,
+        personas=[_rag_persona(summarize=False)],
+        default_persona_id="librarian",
+        retrieval_augmentor=augmentor,
+    )
+    chunks = await _all(runtime.process_request(_request("How do I restart the database?")))
+    assert chunks[0].type is C.METADATA_UPDATE
+    update = chunks[0]
+    assert isinstance(update, MetadataUpdateChunk)
+    sources = update.updates["rag_sources"]
+    assert sources[0].id.startswith("runbook-db")
+    final = chunks[-1]
+    assert isinstance(final, FinalResponseChunk)
+    assert final.rag_sources[0].id.startswith("runbook-db")
+    prompt = "\n".join(m.text for m in model.requests[0].messages)
+    assert "pg_ctl restart" in prompt
+    # The exchange was ingested as it is (no summarization asked for).
+    summary = augmentor.ingested[-1]
+    assert summary.id.startswith("turnsummary-")
+    assert (
+        summary.content == "User: How do I restart the database?\n\nAssistant: Use pg_ctl restart."
+    )
+    assert summary.metadata["summarized"] is False
+    await runtime.shutdown()
+
+
+async def test_a_turn_summary_is_summarized_without_a_call_by_the_statistical_utility_ai() -> None:
+    augmentor = await _augmentor()
+    model = ScriptedModel(["Use pg_ctl restart. It takes a minute. Then check the logs."])
+    runtime = await _runtime(
+        model,
+        personas=[_rag_persona(summarize=True)],
+        default_persona_id="librarian",
+        retrieval_augmentor=augmentor,
+    )
+    await _all(runtime.process_request(_request("How do I restart the database?")))
+    assert model.calls == 1  # the summary made no model call
+    summary = augmentor.ingested[-1]
+    assert summary.content == "User: How do I restart the database?"  # the first 6 words
+    assert summary.metadata["summarized"] is True
+    await runtime.shutdown()
+
+
+async def test_the_model_summarizer_asks_once_and_an_empty_summary_fails() -> None:
+    config = RagSummarizationConfig(enabled=True, target_length="12 words")
+    model = ScriptedModel(["The user restarted the database.", ""])
+    summarize = model_summarizer(model)
+    assert await summarize("User: ...\n\nAssistant: ...", config) == (
+        "The user restarted the database."
+    )
+    assert "at most 12 words" in model.requests[0].messages[0].text
+    with pytest.raises(GMIError):
+        await summarize("User: ...", config)

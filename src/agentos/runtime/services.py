@@ -33,6 +33,7 @@ from agentos.tools import ToolOrchestrator
 
 from .config import AgentOSConfig
 from .guardrails import GuardrailRunner
+from .summaries import extractive_summarizer, model_summarizer
 from .turn_setup import guard_tool_call
 
 __all__ = ["RuntimeStores", "base_gmi_config", "open_stores", "runtime_model", "runtime_utility_ai"]
@@ -85,6 +86,10 @@ def base_gmi_config(config: AgentOSConfig, guardrails: GuardrailRunner | None = 
         reasoning_trace_max_entries=config.default_reasoning_trace_max_entries,
         utility_ai=runtime_utility_ai(config, model),
         retrieval_augmentor=config.retrieval_augmentor,
+        # The statistical utility AI makes no model call: its summary is extractive.
+        exchange_summarizer=extractive_summarizer
+        if config.utility_ai == "statistical"
+        else model_summarizer(model),
         clock=config.clock,
         before_tool_call=guard_tool_call(guardrails) if guardrails is not None else None,
     )
