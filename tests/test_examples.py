@@ -74,3 +74,11 @@ async def test_runtime_quickstart_example(capsys: pytest.CaptureFixture[str]) ->
     printed = capsys.readouterr().out
     assert printed.startswith("Two incidents are open.\n[")
     assert printed.rstrip().endswith("tokens]")
+
+
+def test_runtime_external_tools_example_pauses_in_one_process_and_resumes_in_another(
+    tmp_path: Path,
+) -> None:
+    example = load("runtime_external_tools")
+    reply = example.main(scripted=True, directory=str(tmp_path))
+    assert reply == "Your refund of 30 dollars was approved."
