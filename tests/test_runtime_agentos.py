@@ -16,7 +16,7 @@ import pytest
 
 from agentos import BUILT_IN_PERSONAS
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.core.messages import Role, ToolCall, ToolResult
+from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.llm.model import ToolDefinition
 from agentos.persona.definition import PersonaDefinition, RagSummarizationConfig
 from agentos.persona.overlays import PersonaEvolutionRule
@@ -680,3 +680,52 @@ async def test_the_model_summarizer_asks_once_and_an_empty_summary_fails() -> No
     assert "at most 12 words" in model.requests[0].messages[0].text
     with pytest.raises(GMIError):
         await summarize("User: ...", config)
+
+
+# -- the first table's runtime rows -------------------------------------------------------------
+
+
+def _answer(messages: Sequence[Message], tools: Any, options: Any) -> str:
+    """A reply, or the utility AI's JSON when the call is its sentiment request."""
+    if messages and messages[0].text.startswith("You analyse the sentiment"):
+        return '{"score": -0.6, "polarity": "negative"}'
+    return "Sorry to hear that."
+
+
+async def test_the_default_llm_utility_ai_scores_each_user_turn_with_one_model_call() -> None:
+    persona = PersonaDefinition.model_validate(
+        {
+            "id": "carer",
+            "name": "Carer",
+            "baseSystemPrompt": "You are kind.",
+            "sentimentTracking": {"enabled": True},
+        }
+    )
+    model = ScriptedModel(_answer)
+    runtime = AgentOS()
+    await runtime.initialize(
+        create_agentos_config(
+            environ={}, personas=[persona], default_persona_id="carer", model=model
+        )
+    )
+    await _all(runtime.process_request(_request("This is awful and I am angry.")))
+    assert model.calls == 2  # the sentiment score, then the turn's one step
+    assert model.requests[0].messages[0].text.startswith("You analyse the sentiment")
+    await runtime.shutdown()
+
+
+async def test_the_runtimes_gmis_send_no_personality_section_without_learning() -> None:
+    persona = PersonaDefinition.model_validate(
+        {
+            "id": "bold",
+            "name": "Bold",
+            "baseSystemPrompt": "You are Bold.",
+            "personalityTraits": {"openness": 0.9, "extraversion": 0.8},
+        }
+    )
+    model = ScriptedModel(["hi"])
+    runtime = await _runtime(model, personas=[persona], default_persona_id="bold")
+    await _all(runtime.process_request(_request("hello")))
+    system = [m.text for m in model.requests[0].messages if m.role is Role.SYSTEM]
+    assert system == ["You are Bold."]
+    await runtime.shutdown()
