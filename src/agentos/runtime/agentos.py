@@ -27,6 +27,7 @@ from agentos.storage import ToolPause
 from agentos.storage.turn_writer import TurnWriter
 from agentos.substrate.gmi_manager import GMIManager, GMIManagerConfig
 from agentos.substrate.igmi import IGMITurnStream
+from agentos.substrate.tool_continuation import continuation_input
 
 from .chunks import AgentOSResponse
 from .config import AgentOSConfig, create_agentos_config, persona_loader_for
@@ -195,6 +196,9 @@ class AgentOS:
                 GMIErrorCode.VALIDATION_ERROR,
                 {"option": "results", "pending": list(pause.tool_call_ids)},
             )
+        # Every call of the pause answered, EXTERNAL_TOOL_NOT_RUN for those left out, as the
+        # conversation keeps them (duplicates refused here, before the pause is taken).
+        answered = continuation_input(list(pause.tool_calls), results, user_id).tool_results or ()
         taken = await stores.pauses.take(
             session_id, user_id=user_id, interaction_id=pause.interaction_id
         )
@@ -209,7 +213,7 @@ class AgentOS:
         manager.touch(session_id)
         writer = await conversation.start_turn(name=session_id)
         try:
-            resume_paused_round(gmi, conversation.prompt_messages(), taken)
+            resume_paused_round(gmi, conversation, taken)
             stream = await continue_with(gmi, results, user_id)
         except BaseException:
             await writer.discard()
@@ -224,7 +228,13 @@ class AgentOS:
         )
         place = TurnPlace(session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id)
         async for response in self._stream(
-            stream, transformer, place, writer, None, continuation=True
+            stream,
+            transformer,
+            place,
+            writer,
+            None,
+            continuation=True,
+            answered=[Message.tool(result) for result in answered],
         ):
             yield response
 
@@ -237,6 +247,7 @@ class AgentOS:
         user_message: Message | None,
         *,
         continuation: bool = False,
+        answered: Sequence[Message] = (),
     ) -> AsyncIterator[AgentOSResponse]:
         """A turn's or a continuation's chunks, under the output guardrails (`stream_turn`)."""
         config, _, _, stores = self._ready()
@@ -251,6 +262,7 @@ class AgentOS:
             clock=config.clock,
             guard=guardrails.output_stream() if guardrails is not None else None,
             continuation=continuation,
+            answered=answered,
         )
 
     async def get_pending_external_tool_request(

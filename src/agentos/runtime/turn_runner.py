@@ -12,7 +12,8 @@ whose reader leaves early keeps nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
 from agentos.core.clock import Clock
@@ -52,12 +53,16 @@ async def stream_turn(
     clock: Clock,
     guard: GuardedOutput | None = None,
     continuation: bool = False,
+    answered: Sequence[Message] = (),
 ) -> AsyncIterator[AgentOSResponse]:
     """The runtime's chunks of one GMI turn (see the module doc); ends the store's turn.
 
-    A ``continuation``'s text is held until its output, so that its RAG sources reach the stream
-    as a METADATA_UPDATE before its text, as a turn's do (spec: "A continuation's output reaches
-    the stream as a turn's does: its ragSources as a METADATA_UPDATE before its text").
+    The conversation keeps the input and the reply; a paused turn keeps the assistant message
+    that made the host's calls, and its continuation the host's results (``answered``) before
+    its reply, so the stored rounds stay paired. A ``continuation``'s text is held until its
+    output, so that its RAG sources reach the stream as a METADATA_UPDATE before its text, as a
+    turn's do (spec: "A continuation's output reaches the stream as a turn's does: its
+    ragSources as a METADATA_UPDATE before its text").
 
     With ``guard`` (the runtime's guardrails), the text streams as they release it, and the
     FINAL_RESPONSE and the conversation carry the released text, never the model's own; a
@@ -103,25 +108,37 @@ async def stream_turn(
             yield guarded
         if released.events:
             yield transformer.metadata_update({"guardrail_events": released.events})
+        last: AgentOSResponse | None
+        reply: Message | None
         if not output.is_final and output.tool_calls:
-            request = await _pause(output, transformer, place, pauses, clock)
-            if request is not None:
-                yield request
+            last = await _pause(output, transformer, place, pauses, clock)
+            reply = released.paused_round(output)
         else:
-            final = transformer.final_response(output)
-            yield released.final(final)
-        if writer is not None:
-            kept = [m for m in (user_message, released.reply(output)) if m is not None]
+            last = released.final(transformer.final_response(output))
+            reply = released.reply(output)
+        if writer is not None and output.error is not None:
+            finished = True
+            with contextlib.suppress(Exception):  # its store may be closed (a late turn)
+                await writer.discard()  # a failed turn keeps nothing, as a session's does
+        elif writer is not None:
+            # Stored before the host reads the last chunk: a host stops reading at the request
+            # it acts on, and a process may die there (spec: the pause is saved before).
+            kept = [m for m in (*answered, user_message, reply) if m is not None]
             await writer.add(kept)
             await writer.commit()
         finished = True
+        if last is not None:
+            yield last
     finally:
         if not finished:
             close = getattr(stream, "aclose", None)  # an IGMI's stream need not have one
             if close is not None:
                 await close()
             if writer is not None:
-                await writer.discard()  # a failed, blocked or abandoned turn keeps nothing
+                # A failed, blocked or abandoned turn keeps nothing; a store already closed (a
+                # runtime shut down under a late turn) must not hide the turn's own error.
+                with contextlib.suppress(Exception):
+                    await writer.discard()
 
 
 class _Released:
@@ -166,6 +183,11 @@ class _Released:
         if self._guard is None:
             return final
         return replace(final, final_response_text="".join(self._text) or None)
+
+    def paused_round(self, output: GMIOutput) -> Message:
+        """The assistant message of a paused turn: its text and the calls the host runs."""
+        text = "".join(self._text) if self._guard is not None else (output.response_text or "")
+        return Message.assistant(text, tool_calls=list(output.tool_calls))
 
     def reply(self, output: GMIOutput) -> Message | None:
         """The reply the conversation keeps: the released text, else the output's."""

@@ -19,7 +19,7 @@ from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.llm.schema_prompt import schema_instruction
 from agentos.persona.definition import PersonaDefinition
-from agentos.storage import ToolPause
+from agentos.storage import SessionHistoryBuffer, ToolPause, is_partial
 from agentos.substrate.igmi import (
     IGMI,
     IGMITurnStream,
@@ -150,22 +150,29 @@ def guard_tool_call(runner: GuardrailRunner) -> Callable[[ToolCall], Awaitable[T
     return vet
 
 
-def resume_paused_round(gmi: IGMI, conversation: Sequence[Message], pause: ToolPause) -> None:
+def resume_paused_round(gmi: IGMI, conversation: SessionHistoryBuffer, pause: ToolPause) -> None:
     """Give a GMI that did not run the paused turn the round it continues (a restart, say).
 
     Spec (reference ``resumeExternalToolRequest``: the GMI is rebuilt and its history hydrated):
     when the GMI's history has no pending call of the pause, its history becomes the stored
-    conversation and the assistant message that made the pause's calls. A GMI that does not
-    expose its history (an IGMI without ``pending_tool_calls`` / ``hydrate_conversation_history``)
-    is left as it is.
+    conversation, which ends with the assistant message that made the pause's calls. A GMI that
+    does not expose its history (an IGMI without ``pending_tool_calls`` /
+    ``hydrate_conversation_history``) is left as it is.
     """
     pending = getattr(gmi, "pending_tool_calls", None)
     hydrate = getattr(gmi, "hydrate_conversation_history", None)
     if pending is None or hydrate is None:
         return
-    if {call.id for call in pending()} >= set(pause.tool_call_ids):
+    wanted = set(pause.tool_call_ids)
+    if {call.id for call in pending()} >= wanted:
         return  # the same GMI ran the turn: its own history holds the round
-    hydrate([*conversation, Message.assistant(tool_calls=list(pause.tool_calls))])
+    held = conversation.messages()
+    last = held[-1] if held else None
+    if last is None or is_partial(last) or not wanted <= {call.id for call in last.tool_calls}:
+        # A conversation stored before it kept the paused round: rebuild the round's message.
+        last = Message.assistant(tool_calls=list(pause.tool_calls))
+    # What a request may carry leaves the unanswered round out; it is what is being answered.
+    hydrate([*conversation.prompt_messages(), last])
 
 
 async def continue_with(gmi: IGMI, results: Sequence[ToolResult], user_id: str) -> IGMITurnStream:

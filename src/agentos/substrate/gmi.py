@@ -201,10 +201,7 @@ class GMI:
         self._mind.dropped_turns.extend(ids)  # the sentiment history is scrubbed asynchronously
 
     async def shutdown(self) -> None:
-        """Abort a running turn, wait for it (bounded), close memory once; state SHUTDOWN.
-
-        Overlapping callers share one shutdown; a later call returns at once.
-        """
+        """Abort a running turn, wait for it (bounded), close memory; overlapping calls share it."""
         if self._shutdown_task is None:
             self._shutdown_task = asyncio.create_task(self._shutdown())
         await asyncio.shield(self._shutdown_task)
@@ -217,8 +214,9 @@ class GMI:
                 "the GMI was shut down during the turn", GMIErrorCode.ABORTED
             )
             running.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(asyncio.shield(running.task), self._config.shutdown_timeout)
+            timer = asyncio.ensure_future(self._config.clock.sleep(self._config.shutdown_timeout))
+            await asyncio.wait({running.task, timer}, return_when=asyncio.FIRST_COMPLETED)
+            timer.cancel()  # bounded on the GMI's own clock; the turn itself is never awaited
         runner = self._services.metaprompt_runner if self._services is not None else None
         if runner is not None:
             await runner.aclose()
