@@ -160,7 +160,7 @@ class AgentOS:
                 else None
             )
             stream = gmi.process_turn_stream(
-                turn_input(turn, interaction_id, checked.text, earlier, context)
+                turn_input(turn, interaction_id, checked.text, earlier, context, gmi.persona)
             )
         except BaseException:
             await writer.discard()
@@ -264,6 +264,32 @@ class AgentOS:
             continuation=continuation,
             answered=answered,
         )
+
+    def handle_tool_result(
+        self,
+        session_id: str,
+        user_id: str,
+        tool_call_id: str,
+        tool_name: str,
+        output: Any,
+        *,
+        is_success: bool = True,
+        error_message: str | None = None,
+    ) -> AsyncIterator[AgentOSResponse]:
+        """`handle_tool_results()` with one call's outcome (reference ``handleToolResult``)."""
+        details = None if is_success else {"message": error_message or str(output)}
+        result = ToolResult(tool_call_id, tool_name, output, not is_success, details)
+        return self.handle_tool_results(session_id, user_id, [result])
+
+    def resume_external_tool_request(
+        self, pause: ToolPause, results: Sequence[ToolResult]
+    ) -> AsyncIterator[AgentOSResponse]:
+        """Continue a pending request read earlier (`get_pending_external_tool_request`).
+
+        The same continuation as `handle_tool_results()` for the pause's session and user, on
+        whichever runtime now serves it: a GMI rebuilt after a restart is hydrated first.
+        """
+        return self.handle_tool_results(pause.session_id, pause.user_id, results)
 
     async def get_pending_external_tool_request(
         self, session_id: str, *, user_id: str

@@ -26,12 +26,13 @@ from agentos.substrate.igmi import (
     SingleToolResultHandler,
     ToolResultsHandler,
 )
+from agentos.substrate.prompt_engine import SystemPrompt
 from agentos.substrate.turn_input import GMITurnInput
 from agentos.substrate.turn_options import TurnOptions
 
 from .chunks import AgentOSResponse
 from .conversations import DEFAULT_HISTORY_WINDOW
-from .guardrails import GuardrailRunner
+from .guardrails import GuardrailRunner, hard_limits_prompt, persona_hard_limits
 from .request import AgentOSInput, RequestOptions
 from .transformer import GMIChunkTransformer
 
@@ -60,6 +61,7 @@ def turn_input(
     text: str | None,
     earlier: Sequence[Message],
     discovery: str | None = None,
+    persona: PersonaDefinition | None = None,
 ) -> GMITurnInput:
     """The GMI's input for ``turn``: its (checked) text, contexts and options as typed options."""
     options = turn.options
@@ -80,9 +82,16 @@ def turn_input(
             max_steps=options.max_tool_call_iterations,
             structured_reply=structured_reply_instruction(options.structured_reply),
             capability_discovery=discovery,
+            system_prompts=_hard_limits(persona),
         ),
         metadata=dict(turn.metadata),
     )
+
+
+def _hard_limits(persona: PersonaDefinition | None) -> tuple[SystemPrompt, ...]:
+    """The persona's "Hard limits" block, when its file carries ``hardLimits`` (issue 13)."""
+    block = hard_limits_prompt(persona_hard_limits(persona)) if persona is not None else None
+    return (block,) if block is not None else ()
 
 
 def _preferred_model(options: RequestOptions) -> str | None:

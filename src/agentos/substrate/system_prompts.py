@@ -14,6 +14,7 @@ Prepared once per user turn, before its first model call, and sent on every step
 | 90 | the user's verbosity preference | ``user_context["preferences"]`` |
 | 91 | the user's preferred response format | ``user_context["preferences"]`` |
 | 1000 | a memory provider's context, after the others | ``.memory_provider_context`` |
+| its own | each of the host's system prompts | ``.system_prompts`` |
 
 The turn's texts are `TurnOptions` fields. The user context's preferences are a map a host of
 the TypeScript runtime may have written: its keys are read in snake_case or camelCase
@@ -149,6 +150,7 @@ def turn_system_prompts(
     if persona_traits is not None and (section := personality_section(persona_traits)):
         prompts.append(SystemPrompt(section, PERSONALITY_SECTION_PRIORITY, "personality"))
     prompts.extend(_texts(options))
+    prompts.extend(options.system_prompts)
     preferences = user_context.get("preferences")
     if isinstance(preferences, Mapping) and preferences:  # an empty one asks for nothing
         prompts.extend(preference_prompts(preferences))

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from agentos.core.messages import Message
 from agentos.llm.model import CacheDiagnosticsRequest, ToolChoice
+from agentos.substrate.prompt_engine import SystemPrompt
 
 __all__ = ["NO_TURN_OPTIONS", "ToolFailureMode", "TurnOptions"]
 
@@ -104,6 +105,9 @@ class TurnOptions:
     max_steps: int | None = None
     """The model steps this turn may run, over ``GMIConfig.max_tool_loop_iterations`` (the full
     runtime's ``options.max_tool_call_iterations``)."""
+    system_prompts: tuple[SystemPrompt, ...] = ()
+    """The host's own system prompts for this turn, each at its own priority (the full runtime's
+    "Hard limits" block of the persona, say)."""
     structured_reply: str | None = None
     """A structured reply's instruction: a system prompt at priority 65 (the full runtime's
     ``options.structured_reply``); the turn's hops get no schema message of their own."""
