@@ -21,6 +21,7 @@ from bench import local_metaprompts as local_metaprompts
 from bench import local_stream as local_stream
 from bench import memory_retrieve as memory_retrieve
 from bench import memory_store as memory_store
+from bench import runtime_turn as runtime_turn
 from bench import sentiment_score as sentiment_score
 from bench import session_cycles as session_cycles
 from bench import session_stream as session_stream

@@ -64,8 +64,8 @@ def refuse_unknown_options(
     ``prefix`` before it (``"learning."`` for the keys of a nested option); the message lists
     every unknown key and the closest known name for each.
     """
-    if not options:
-        return  # the common call, which passes no option at all
+    if not options or all(key in known for key in options):
+        return  # the common call: no option, or only known ones
     names = sorted(known)
     unknown = sorted(set(options) - set(names))
     if unknown:

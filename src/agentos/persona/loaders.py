@@ -267,6 +267,18 @@ class PersonaRegistry:
         """The loaded persona ids."""
         return list(self._personas)
 
+    def peek(self, persona_id: str) -> PersonaDefinition:
+        """The loaded persona with this id itself, to read and never change (no copy).
+
+        Raises:
+            GMIError: ``PERSONA_NOT_FOUND`` when no loaded persona has this id.
+        """
+        persona = self._personas.get(persona_id)
+        if persona is None:
+            self.get(persona_id)  # raises PERSONA_NOT_FOUND, naming the loaded ids
+        assert persona is not None
+        return persona
+
     def get(self, persona_id: str) -> PersonaDefinition:
         """A deep copy of the persona with this id.
 

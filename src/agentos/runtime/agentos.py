@@ -14,7 +14,7 @@ down after the turns it stops; afterwards every call raises ``NOT_INITIALIZED``.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -135,7 +135,7 @@ class AgentOS:
             role_id=turn.role_id,
         )
         manager.touch(turn.session_id)
-        interaction_id = f"{turn.session_id}_turn_{uuid.uuid4().hex}"
+        interaction_id = f"{turn.session_id}_turn_{os.urandom(16).hex()}"
         transformer = GMIChunkTransformer(
             stream_id=interaction_id,
             gmi_instance_id=gmi.gmi_id,
@@ -218,7 +218,7 @@ class AgentOS:
         except BaseException:
             await writer.discard()
             raise
-        interaction_id = f"{session_id}_continue_{uuid.uuid4().hex}"
+        interaction_id = f"{session_id}_continue_{os.urandom(16).hex()}"
         transformer = GMIChunkTransformer(
             stream_id=interaction_id,
             gmi_instance_id=gmi.gmi_id,

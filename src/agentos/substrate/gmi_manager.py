@@ -120,13 +120,20 @@ class GMIManager:
         """
         seat = _check_request(user_id, session_id, persona_id, agency_id, role_id)
         self._ensure_open()
-        persona = self._config.personas.get(persona_id)
-        self._check_permission(user_id, persona)
+        registry = self._config.personas
+        # Read without a copy to check it and to reuse a GMI: a copy is made only to build one
+        # (or for a host's permission callback, which gets a persona it may not change ours).
+        held = registry.peek(persona_id)
+        checked = held if self._config.can_use_persona is None else registry.get(persona_id)
+        self._check_permission(user_id, checked)
         async with self._lock_for(session_id, seat):
             self._ensure_open()
             changed = False
+            persona = held
             if seat is not None:
-                resolved = self._seats.resolve(session_id, persona, *seat, seat_context)
+                resolved = self._seats.resolve(
+                    session_id, registry.get(persona_id), *seat, seat_context
+                )
                 persona, changed = resolved.persona, resolved.changed
             entry = self._sessions.get(session_id, {}).get(seat)
             if entry is not None:
@@ -136,6 +143,8 @@ class GMIManager:
                 # The seat's overlay stays: the new GMI is built from it.
                 self._remove(session_id, seat, forget_overlay=False)
                 await self._closer.close([_closing(entry)])
+            if persona is held:
+                persona = registry.get(persona_id)  # the GMI's own copy
             gmi = await self._build(user_id, session_id, persona)
             if self._closed:
                 await self._closer.close([ClosingGMI(gmi, session_id)])
