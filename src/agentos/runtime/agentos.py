@@ -152,7 +152,9 @@ class AgentOS:
         writer = await conversation.start_turn(name=turn.session_id)
         try:
             window = history_size(gmi.persona, config.history_window)
-            earlier = history_window(conversation.prompt_messages(), window)
+            # The newest messages only, with room for whole rounds at the window's start.
+            recent = conversation.recent_prompt_messages(2 * window + 16)
+            earlier = history_window(recent, window)
             discovery = config.capability_discovery
             context = (
                 await discovery.discover(checked.text, self._offered_tools)

@@ -103,9 +103,10 @@ class SessionBlocks:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def messages(self) -> list[Message]:
-        """Every message held, oldest first, partial ones included."""
-        return [held.stored.message for held in self._held]
+    def messages(self, newest: int | None = None) -> list[Message]:
+        """Every message held (or the ``newest`` ones), oldest first, partial ones included."""
+        held = self._held if newest is None else self._held[-newest:] if newest > 0 else []
+        return [entry.stored.message for entry in held]
 
     @property
     def block_count(self) -> int:

@@ -141,6 +141,14 @@ class SessionHistoryBuffer:
         """
         return sendable_messages(self.messages())
 
+    def recent_prompt_messages(self, newest: int) -> list[Message]:
+        """`prompt_messages()` of the ``newest`` held messages only (a turn's window).
+
+        Its time does not grow with the history; a round cut at the start is left out whole.
+        """
+        self._ensure_loaded()
+        return sendable_messages(self._blocks.messages(newest))
+
     @property
     def blocks(self) -> int:
         """How many blocks (sends) the history holds."""

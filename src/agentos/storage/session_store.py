@@ -52,7 +52,7 @@ from .session_tables import (
     time_from_text,
 )
 from .sqlite import Database, open_store_database
-from .unfinished_turns import repair_unfinished_turn
+from .unfinished_turns import repair_changes
 
 __all__ = [
     "SESSION_STORE",
@@ -63,7 +63,6 @@ __all__ = [
     "SessionInfo",
     "SessionStore",
     "StoredMessage",
-    "repair_changes",
 ]
 
 
@@ -86,6 +85,7 @@ class InMemorySessionStore:
         self._messages: dict[str, dict[int, StoredMessage]] = {}
         self._revisions: dict[str, int] = {}
         self._leases: dict[str, tuple[LeaseHolder, int | None]] = {}
+        self._top_block: dict[str, int] = {}  # kept as writes land: no scan of a long history
 
     def load_info(self, session_id: str) -> SessionInfo | None:
         """The session's info, or ``None`` when none was saved."""
@@ -123,10 +123,24 @@ class InMemorySessionStore:
             held[stored.position] = stored
         held.update(appended)
         self._messages[session_id] = held
+        self._note_top_block(session_id, changes, held, appended)
         if changes.info is not None:
             self._infos[session_id] = changes.info
         if not changes.empty:
             self._revisions[session_id] = self._revisions.get(session_id, 0) + 1
+
+    def _note_top_block(
+        self,
+        session_id: str,
+        changes: SessionChanges,
+        held: dict[int, StoredMessage],
+        appended: dict[int, StoredMessage],
+    ) -> None:
+        if changes.reset is not None or changes.drop_blocks or changes.replace:
+            self._top_block[session_id] = max((m.block for m in held.values()), default=-1)
+        elif appended:
+            top = max(m.block for m in appended.values())
+            self._top_block[session_id] = max(self._top_block.get(session_id, -1), top)
 
     # -- leases (SessionLeases) ---------------------------------------------------------------
 
@@ -145,8 +159,7 @@ class InMemorySessionStore:
             if lease[0].alive(0.0, self.lease_ttl):
                 return None
             self._repair(session_id, lease[1])
-        held = self._messages.get(session_id, {})
-        first = max((s.block for s in held.values()), default=-1) + 1
+        first = self._top_block.get(session_id, -1) + 1
         self._leases[session_id] = (holder, first if turn else None)
         return self._revisions.get(session_id, 0)
 
@@ -168,29 +181,6 @@ class InMemorySessionStore:
         changes = repair_changes(turn, max(held, default=-1) + 1)
         if not changes.empty:
             self.write(session_id, changes)
-
-
-def repair_changes(turn: Sequence[StoredMessage], next_position: int) -> SessionChanges:
-    """The `SessionChanges` that leave an unfinished turn as the spec's failure rules do.
-
-    ``turn`` is the turn's stored messages in position order; ``next_position`` the first
-    position after every message the session holds (see `repair_unfinished_turn`).
-    """
-    if not turn:
-        return SessionChanges()
-    repair = repair_unfinished_turn([stored.message for stored in turn])
-    if repair.drop:
-        return SessionChanges(drop_blocks=frozenset(stored.block for stored in turn))
-    last = turn[-1]
-    return SessionChanges(
-        replace=()
-        if repair.last is None
-        else (StoredMessage(last.block, last.position, repair.last),),
-        append=tuple(
-            StoredMessage(last.block, next_position + index, message)
-            for index, message in enumerate(repair.append)
-        ),
-    )
 
 
 def _unique(messages: Sequence[StoredMessage]) -> dict[int, StoredMessage]:

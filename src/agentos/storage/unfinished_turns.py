@@ -25,7 +25,16 @@ from dataclasses import dataclass, replace
 from agentos.core.messages import Message, Role
 from agentos.core.tool_results import stopped_tool_result
 
-__all__ = ["PARTIAL", "TurnRepair", "is_partial", "mark_partial", "repair_unfinished_turn"]
+from .session_records import SessionChanges, StoredMessage
+
+__all__ = [
+    "PARTIAL",
+    "TurnRepair",
+    "is_partial",
+    "mark_partial",
+    "repair_changes",
+    "repair_unfinished_turn",
+]
 
 PARTIAL = "partial"
 """The metadata key marking a message partial (``True``): the last of a failed turn."""
@@ -69,3 +78,26 @@ def repair_unfinished_turn(turn: Sequence[Message]) -> TurnRepair:
     if is_partial(turn[-1]):
         return TurnRepair()
     return TurnRepair(last=mark_partial(turn[-1]))
+
+
+def repair_changes(turn: Sequence[StoredMessage], next_position: int) -> SessionChanges:
+    """The `SessionChanges` that leave an unfinished turn as the spec's failure rules do.
+
+    ``turn`` is the turn's stored messages in position order; ``next_position`` the first
+    position after every message the session holds (see `repair_unfinished_turn`).
+    """
+    if not turn:
+        return SessionChanges()
+    repair = repair_unfinished_turn([stored.message for stored in turn])
+    if repair.drop:
+        return SessionChanges(drop_blocks=frozenset(stored.block for stored in turn))
+    last = turn[-1]
+    return SessionChanges(
+        replace=()
+        if repair.last is None
+        else (StoredMessage(last.block, last.position, repair.last),),
+        append=tuple(
+            StoredMessage(last.block, next_position + index, message)
+            for index, message in enumerate(repair.append)
+        ),
+    )
