@@ -98,7 +98,9 @@ class AgentOS:
             )
         )
         self._stores = stores
-        self._conversations = Conversations(stores.conversations)
+        self._conversations = Conversations(
+            stores.conversations, private=config.conversation_store == "memory"
+        )
         self._personas = registry
         self._guardrails = guardrails
         orchestrator = base.tool_orchestrator
@@ -149,28 +151,30 @@ class AgentOS:
             yield response
         if checked.blocked:
             return
-        writer = await conversation.start_turn(name=turn.session_id)
-        try:
-            window = history_size(gmi.persona, config.history_window)
-            # The newest messages only, with room for whole rounds at the window's start.
-            recent = conversation.recent_prompt_messages(2 * window + 16)
-            earlier = history_window(recent, window)
-            discovery = config.capability_discovery
-            context = (
-                await discovery.discover(checked.text, self._offered_tools)
-                if discovery is not None and checked.text
-                else None
-            )
-            stream = gmi.process_turn_stream(
-                turn_input(turn, interaction_id, checked.text, earlier, context, gmi.persona)
-            )
-        except BaseException:
-            await writer.discard()
-            raise
-        place = TurnPlace(turn.session_id, turn.user_id, persona_id, gmi.gmi_id, interaction_id)
-        user_message = Message.user(checked.text) if checked.text else None
-        async for response in self._stream(stream, transformer, place, writer, user_message):
-            yield response
+        # One turn at a time per session here; across processes a durable store's lease too.
+        async with conversations.turn_lock(turn.session_id):
+            writer = await conversation.start_turn(name=turn.session_id)
+            try:
+                window = history_size(gmi.persona, config.history_window)
+                # The newest messages only, with room for whole rounds at the window's start.
+                recent = conversation.recent_prompt_messages(2 * window + 16)
+                earlier = history_window(recent, window)
+                discovery = config.capability_discovery
+                context = (
+                    await discovery.discover(checked.text, self._offered_tools)
+                    if discovery is not None and checked.text
+                    else None
+                )
+                stream = gmi.process_turn_stream(
+                    turn_input(turn, interaction_id, checked.text, earlier, context, gmi.persona)
+                )
+            except BaseException:
+                await writer.discard()
+                raise
+            place = TurnPlace(turn.session_id, turn.user_id, persona_id, gmi.gmi_id, interaction_id)
+            user_message = Message.user(checked.text) if checked.text else None
+            async for response in self._stream(stream, transformer, place, writer, user_message):
+                yield response
 
     async def handle_tool_results(
         self, session_id: str, user_id: str, results: Sequence[ToolResult]
@@ -213,32 +217,33 @@ class AgentOS:
         conversation = conversations.open(session_id, user_id)
         gmi = await manager.get_or_create_gmi_for_session(user_id, session_id, pause.persona_id)
         manager.touch(session_id)
-        writer = await conversation.start_turn(name=session_id)
-        try:
-            resume_paused_round(gmi, conversation, taken)
-            stream = await continue_with(gmi, results, user_id)
-        except BaseException:
-            await writer.discard()
-            raise
-        interaction_id = f"{session_id}_continue_{os.urandom(16).hex()}"
-        transformer = GMIChunkTransformer(
-            stream_id=interaction_id,
-            gmi_instance_id=gmi.gmi_id,
-            persona_id=pause.persona_id,
-            session_id=session_id,
-            clock=config.clock,
-        )
-        place = TurnPlace(session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id)
-        async for response in self._stream(
-            stream,
-            transformer,
-            place,
-            writer,
-            None,
-            continuation=True,
-            answered=[Message.tool(result) for result in answered],
-        ):
-            yield response
+        async with conversations.turn_lock(session_id):
+            writer = await conversation.start_turn(name=session_id)
+            try:
+                resume_paused_round(gmi, conversation, taken)
+                stream = await continue_with(gmi, results, user_id)
+            except BaseException:
+                await writer.discard()
+                raise
+            interaction_id = f"{session_id}_continue_{os.urandom(16).hex()}"
+            transformer = GMIChunkTransformer(
+                stream_id=interaction_id,
+                gmi_instance_id=gmi.gmi_id,
+                persona_id=pause.persona_id,
+                session_id=session_id,
+                clock=config.clock,
+            )
+            place = TurnPlace(session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id)
+            async for response in self._stream(
+                stream,
+                transformer,
+                place,
+                writer,
+                None,
+                continuation=True,
+                answered=[Message.tool(result) for result in answered],
+            ):
+                yield response
 
     def _stream(
         self,

@@ -15,6 +15,7 @@ continues another user's conversation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -34,12 +35,23 @@ class Conversations:
     """The runtime's conversations over one `SessionStore` (see the module doc)."""
 
     def __init__(
-        self, store: SessionStore, *, max_tokens: int = DEFAULT_HISTORY_MAX_TOKENS
+        self,
+        store: SessionStore,
+        *,
+        max_tokens: int = DEFAULT_HISTORY_MAX_TOKENS,
+        private: bool = False,
     ) -> None:
+        """Conversations over ``store``.
+
+        ``private``: the store is the runtime's own (in process memory, no other writer), so a
+        session's turns are kept one at a time by `turn_lock` alone, without the store's lease.
+        """
         self.store = store
         """Where the conversations live."""
         self._max_tokens = max_tokens
+        self._private = private
         self._open: dict[str, SessionHistoryBuffer] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     def open(self, session_id: str, user_id: str) -> SessionHistoryBuffer:
         """The conversation of ``session_id``, opened for ``user_id`` (recorded as its owner).
@@ -60,9 +72,16 @@ class Conversations:
         buffer = self._open.get(session_id)
         if buffer is None:
             buffer = self._open[session_id] = SessionHistoryBuffer(
-                session_id, self.store, max_tokens=self._max_tokens
+                session_id, self.store, max_tokens=self._max_tokens, sole_writer=self._private
             )
         return buffer
+
+    def turn_lock(self, session_id: str) -> asyncio.Lock:
+        """The lock one turn of ``session_id`` holds in this runtime (one turn at a time)."""
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
 
     def owner(self, session_id: str) -> str | None:
         """The user who owns the open session ``session_id``, or ``None``."""
@@ -72,6 +91,7 @@ class Conversations:
     def forget(self, session_id: str) -> None:
         """Drop the in-process handle of a session (its stored conversation stays)."""
         self._open.pop(session_id, None)
+        self._locks.pop(session_id, None)
 
 
 def history_window(messages: Sequence[Message], size: int) -> list[Message]:

@@ -80,7 +80,13 @@ class SessionHistoryBuffer:
         min_keep_sends: int = DEFAULT_MIN_KEEP_SENDS,
         evict_chunk_ratio: float = DEFAULT_EVICT_CHUNK_RATIO,
         clock: Clock = system_clock,
+        sole_writer: bool = False,
     ) -> None:
+        """A history of ``session_id`` over ``store`` (a new in-memory store when ``None``).
+
+        ``sole_writer``: the caller is the only writer of this session in ``store`` and runs one
+        turn at a time itself, so turns take no lease (as over a store of the buffer's own).
+        """
         bound = HistoryBound(max_tokens, min_keep_sends, evict_chunk_ratio)
         self.session_id = session_id
         """The session whose history this is."""
@@ -88,7 +94,7 @@ class SessionHistoryBuffer:
         """Where the history lives."""
         # A store of its own has no other writer: the caller's one-turn-at-a-time rule (a
         # session's lock) is all the exclusion it needs, so its turns take no lease.
-        self._own_store = self.store if store is None else None
+        self._own_store = self.store if store is None or sole_writer else None
         self._blocks = SessionBlocks(session_id, self.store, bound, clock)
         self._loaded = False
         self._revision: int | None = None  # the store's revision the held messages reflect
