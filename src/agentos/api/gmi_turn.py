@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import uuid
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -238,7 +238,7 @@ class GmiTurnRun:
                 options = dataclasses.replace(options, memory_provider_context=provided)
         content = self._input.content
         return GMITurnInput(
-            interaction_id=f"turn-{uuid.uuid4()}",
+            interaction_id=f"turn-{os.urandom(16).hex()}",  # unique as a uuid4, cheaper
             user_id=self._user_id,
             content=content if isinstance(content, str) else list(content),
             session_id=self._session_id,

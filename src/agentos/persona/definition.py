@@ -304,15 +304,16 @@ class PersonaDefinition(_PersonaModel):
     def system_prompt_parts(self) -> list[PromptPart]:
         """The base system prompt as parts ordered by priority (stable; unset priority is 0)."""
         prompt = self.base_system_prompt
-        # The fields are known good (a str and 0): built without validation, once per turn.
         if isinstance(prompt, str):
-            return [PromptPart.model_construct(content=prompt, priority=0)] if prompt else []
+            return [PromptPart(content=prompt, priority=0)] if prompt else []
         if isinstance(prompt, PromptTemplate):
-            return [PromptPart.model_construct(content=prompt.render(), priority=0)]
+            return [PromptPart(content=prompt.render(), priority=0)]
         return sorted(prompt, key=lambda part: part.priority or 0)
 
     def system_prompt_text(self) -> str:
         """The base system prompt as one text (parts joined by a blank line)."""
+        if isinstance(self.base_system_prompt, str):
+            return self.base_system_prompt  # the common case, read on every model call
         return "\n\n".join(part.content for part in self.system_prompt_parts() if part.content)
 
     def to_json_dict(self) -> dict[str, Any]:

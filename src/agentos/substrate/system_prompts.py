@@ -139,14 +139,17 @@ def turn_system_prompts(
 ) -> list[SystemPrompt]:
     """Every system prompt of a user turn (see the module doc for the table)."""
     prompt = persona.base_system_prompt
-    prompts = [
-        SystemPrompt(
-            part.content,
-            PERSONA_BASE_PRIORITY if not isinstance(prompt, list) else (part.priority or 0),
-            "persona",
-        )
-        for part in persona.system_prompt_parts()
-    ]
+    if isinstance(prompt, str):  # the common case, built on every user turn: no parts
+        prompts = [SystemPrompt(prompt, PERSONA_BASE_PRIORITY, "persona")] if prompt else []
+    else:
+        prompts = [
+            SystemPrompt(
+                part.content,
+                PERSONA_BASE_PRIORITY if not isinstance(prompt, list) else (part.priority or 0),
+                "persona",
+            )
+            for part in persona.system_prompt_parts()
+        ]
     if persona_traits is not None and (section := personality_section(persona_traits)):
         prompts.append(SystemPrompt(section, PERSONALITY_SECTION_PRIORITY, "personality"))
     prompts.extend(_texts(options))
