@@ -819,3 +819,16 @@ async def test_a_continuation_carries_its_turns_rag_sources_only_on_the_same_gmi
     assert isinstance(final, FinalResponseChunk)
     assert final.rag_sources == ()
     await restarted.shutdown()
+
+
+async def test_the_gmi_gets_the_newest_20_stored_messages_by_default() -> None:
+    # DESIGN §5.4: the history window (20, or the persona's) applies to the stored conversation.
+    model = ScriptedModel(lambda messages, tools, options: "ok")
+    runtime = await _runtime(model)
+    for turn in range(12):
+        await _all(runtime.process_request(_request(f"message {turn}")))
+    sent = [m.text for m in model.requests[-1].messages if m.role is not Role.SYSTEM]
+    assert len(sent) == 21  # the 20 newest stored messages, then the current input
+    assert sent[0] == "message 1"  # message 0 and its reply fell out of the window
+    assert sent[-1] == "message 11"
+    await runtime.shutdown()

@@ -38,8 +38,10 @@ __all__ = [
     "cache_diagnostics_request",
     "check_call_options",
     "check_completion_settings",
+    "check_number",
     "check_prompt",
     "check_session_ids",
+    "check_text",
     "check_tool_choice",
     "invalid",
     "refuse_unknown_options",
@@ -94,7 +96,7 @@ def check_prompt(prompt: object, *, messages_given: bool | None = None) -> None:
     if isinstance(prompt, str):
         if not prompt.strip() and not messages_given:
             invalid("prompt", "the prompt is empty")
-        _check_text("prompt", prompt)
+        check_text("prompt", prompt)
         return
     if isinstance(prompt, bytes | bytearray):
         invalid("prompt", "must be text (str) or a list of content parts, got bytes: decode it")
@@ -109,11 +111,11 @@ def check_prompt(prompt: object, *, messages_given: bool | None = None) -> None:
         if isinstance(part, TextPart):
             if not isinstance(part.text, str):
                 invalid("prompt", f"part {position}: text must be a str")
-            _check_text("prompt", part.text, f"part {position}: ")
+            check_text("prompt", part.text, f"part {position}: ")
         elif isinstance(part, ImagePart):
             if not isinstance(part.url, str) or not part.url.strip():
                 invalid("prompt", f"part {position}: an image needs a url")
-            _check_text("prompt", part.url, f"part {position}: ")
+            check_text("prompt", part.url, f"part {position}: ")
         else:
             invalid(
                 "prompt",
@@ -125,14 +127,17 @@ def check_prompt(prompt: object, *, messages_given: bool | None = None) -> None:
         invalid("prompt", "the prompt is empty")
 
 
-def _check_text(option: str, text: str, where: str = "") -> None:
-    """Refuse text with a lone surrogate: no provider, file or database can encode it."""
+def check_text(option: str, text: str, where: str = "", *, subject: str = "the text ") -> None:
+    """Refuse text with a lone surrogate: no provider, file or database can encode it.
+
+    The message reads ``"<option>: <where><subject>is not valid Unicode: ..."``.
+    """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         invalid(
             option,
-            f"{where}the text is not valid Unicode: a lone surrogate "
+            f"{where}{subject}is not valid Unicode: a lone surrogate "
             f"(U+{ord(text[exc.start]):04X}) at position {exc.start}, as undecodable bytes "
             "become; decode the input with errors='replace' or fix it",
         )
@@ -148,11 +153,11 @@ def check_session_ids(session_id: object, user_id: object) -> None:
         invalid("session_id", f"must be a string, got {type(session_id).__name__}")
     if not session_id.strip():
         invalid("session_id", "must not be empty")
-    _check_text("session_id", session_id)
+    check_text("session_id", session_id)
     if user_id is not None:
         if not isinstance(user_id, str):
             invalid("user_id", f"must be a string or None, got {type(user_id).__name__}")
-        _check_text("user_id", user_id)
+        check_text("user_id", user_id)
 
 
 def check_call_options(options: Mapping[str, Any]) -> None:
@@ -179,11 +184,11 @@ def check_call_options(options: Mapping[str, Any]) -> None:
 def _check_sampling(options: Mapping[str, Any]) -> None:
     """The sampling numbers, the step and token limits, ``seed`` and ``stop``."""
     get = options.get
-    _check_number("temperature", get("temperature"), 0.0, 2.0)
-    _check_number("top_p", get("top_p"), 0.0, 1.0)
-    _check_number("frequency_penalty", get("frequency_penalty"), -2.0, 2.0)
-    _check_number("presence_penalty", get("presence_penalty"), -2.0, 2.0)
-    _check_number("request_timeout", get("request_timeout"), 0.0, math.inf, open_low=True)
+    check_number("temperature", get("temperature"), 0.0, 2.0)
+    check_number("top_p", get("top_p"), 0.0, 1.0)
+    check_number("frequency_penalty", get("frequency_penalty"), -2.0, 2.0)
+    check_number("presence_penalty", get("presence_penalty"), -2.0, 2.0)
+    check_number("request_timeout", get("request_timeout"), 0.0, math.inf, open_low=True)
     for name in ("max_tokens", "max_steps"):
         value = get(name)
         if value is not None and (
@@ -318,9 +323,13 @@ def cache_diagnostics_request(value: object) -> CacheDiagnosticsRequest | None:
     )
 
 
-def _check_number(
+def check_number(
     option: str, value: object, low: float, high: float, *, open_low: bool = False
 ) -> None:
+    """Refuse a value that is not a number from ``low`` to ``high`` (``None`` passes).
+
+    With ``open_low``, ``low`` itself is refused.
+    """
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):

@@ -23,12 +23,11 @@ runtime. A ``role_id`` needs an ``agency_id``: a seat is an agency's role (refer
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from agentos.api.call_checks import invalid, refuse_unknown_options
+from agentos.api.call_checks import check_number, check_text, invalid, refuse_unknown_options
 
 __all__ = ["AgentOSInput", "RequestOptions", "parse_request"]
 
@@ -179,14 +178,7 @@ def _check_text(name: str, value: object) -> None:
         return
     if not isinstance(value, str):
         invalid(name, f"must be a string or None, got {type(value).__name__}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        invalid(
-            name,
-            f"is not valid Unicode: a lone surrogate (U+{ord(value[exc.start]):04X}) at position "
-            f"{exc.start}, as undecodable bytes become; decode the input with errors='replace'",
-        )
+    check_text(name, value, subject="")
 
 
 def _check_mapping(name: str, value: object) -> None:
@@ -232,8 +224,8 @@ def _parse_options(value: object) -> RequestOptions:
         values = dict(value)
     else:
         invalid("options", f"must be RequestOptions or a mapping, got {type(value).__name__}")
-    _check_number("options.temperature", values.get("temperature"), 0.0, 2.0)
-    _check_number("options.top_p", values.get("top_p"), 0.0, 1.0)
+    check_number("options.temperature", values.get("temperature"), 0.0, 2.0)
+    check_number("options.top_p", values.get("top_p"), 0.0, 1.0)
     for name in ("max_tokens", "max_tool_call_iterations"):
         _check_count(f"options.{name}", values.get(name))
     for name in ("preferred_model_id", "preferred_provider_id"):
@@ -256,15 +248,6 @@ def _parse_options(value: object) -> RequestOptions:
         max_tool_call_iterations=values.get("max_tool_call_iterations"),
         structured_reply=_copied(values.get("structured_reply")),
     )
-
-
-def _check_number(name: str, value: object, low: float, high: float) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        invalid(name, f"must be a number, got {value!r}")
-    if not low <= value <= high:
-        invalid(name, f"must be between {low} and {high}, got {value!r}")
 
 
 def _check_count(name: str, value: object) -> None:

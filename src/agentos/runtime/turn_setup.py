@@ -88,10 +88,25 @@ def turn_input(
     )
 
 
+# A session's GMI keeps its persona object for its life: the block is rendered once per
+# persona object, not on every turn. The entry holds the persona, so its id is not reused.
+_HARD_LIMITS: dict[int, tuple[PersonaDefinition, tuple[SystemPrompt, ...]]] = {}
+_HARD_LIMITS_MAX = 1024
+
+
 def _hard_limits(persona: PersonaDefinition | None) -> tuple[SystemPrompt, ...]:
     """The persona's "Hard limits" block, when its file carries ``hardLimits`` (issue 13)."""
-    block = hard_limits_prompt(persona_hard_limits(persona)) if persona is not None else None
-    return (block,) if block is not None else ()
+    if persona is None:
+        return ()
+    held = _HARD_LIMITS.get(id(persona))
+    if held is not None and held[0] is persona:
+        return held[1]
+    block = hard_limits_prompt(persona_hard_limits(persona))
+    rendered = (block,) if block is not None else ()
+    if len(_HARD_LIMITS) >= _HARD_LIMITS_MAX:
+        _HARD_LIMITS.clear()
+    _HARD_LIMITS[id(persona)] = (persona, rendered)
+    return rendered
 
 
 def _preferred_model(options: RequestOptions) -> str | None:

@@ -12,7 +12,7 @@ import difflib
 import json
 from collections.abc import Mapping, Sequence
 
-from agentos.api.call_checks import invalid
+from agentos.api.call_checks import check_text, invalid
 from agentos.substrate.collaborators import IngestedDocument, RagRetrievalOptions
 
 __all__ = ["STRATEGIES", "check_documents", "check_retrieval"]
@@ -25,7 +25,7 @@ def check_retrieval(query: object, options: object) -> None:
     """Refuse a query that is not text and options that are not valid `RagRetrievalOptions`."""
     if not isinstance(query, str):
         invalid("query", f"must be a string, got {type(query).__name__}")
-    _check_text("query", query)
+    check_text("query", query)
     if not isinstance(options, RagRetrievalOptions):
         invalid("options", f"must be RagRetrievalOptions, got {type(options).__name__}")
     top_k = options.top_k
@@ -74,15 +74,15 @@ def check_documents(documents: object) -> list[str]:
 def _check_document(field: str, document: IngestedDocument) -> None:
     if not isinstance(document.id, str) or not document.id.strip():
         invalid(f"{field}.id", f"must be a non-empty string, got {document.id!r}")
-    _check_text(f"{field}.id", document.id)
+    check_text(f"{field}.id", document.id)
     if not isinstance(document.content, str):
         invalid(f"{field}.content", f"must be a string, got {type(document.content).__name__}")
-    _check_text(f"{field}.content", document.content)
+    check_text(f"{field}.content", document.content)
     source = document.data_source_id
     if source is not None and (not isinstance(source, str) or not source.strip()):
         invalid(f"{field}.data_source_id", f"must be None or a non-empty string, got {source!r}")
     if source is not None:
-        _check_text(f"{field}.data_source_id", source)
+        check_text(f"{field}.data_source_id", source)
 
 
 def _metadata_json(field: str, metadata: object) -> str:
@@ -92,11 +92,3 @@ def _metadata_json(field: str, metadata: object) -> str:
         return json.dumps(dict(metadata), ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:
         invalid(f"{field}.metadata", f"must hold JSON values only ({error})")
-
-
-def _check_text(field: str, text: str) -> None:
-    # A lone surrogate (what undecodable bytes become) cannot be stored or embedded.
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        invalid(field, "holds a lone surrogate, which no store can encode")
