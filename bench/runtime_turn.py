@@ -10,8 +10,12 @@ utility_ai="statistical", conversation_store=InMemorySessionStore())``, one turn
 it, so its parsing is part of the turn). Baseline: a `GMI` built from the same
 ``base_gmi_config(runtime.config)`` (its own `ScriptedModel(script)`) and the same persona,
 driven through ``process_turn_stream(GMITurnInput(...))`` with every chunk read and ``await
-stream.output()``; building the `GMITurnInput` is inside its timer, as it is inside the
-candidate's. The model, tool and replies are `bench.turn_models`'s (shared with ``gmi_turn``).
+stream.output()``, by the smallest host that keeps a conversation "on the in-memory store" (the
+issue's words, for both sides): a `SessionHistoryBuffer` over its own `InMemorySessionStore`,
+read before the turn (the prompt's messages) and written after it (the input and the reply, one
+turn under the session's lease), as the runtime does with its conversation. Building the
+`GMITurnInput` is inside its timer, as it is inside the candidate's. The model, tool and replies
+are `bench.turn_models`'s (shared with ``gmi_turn``).
 
 Metrics, each the median microseconds of one turn:
 
@@ -28,16 +32,19 @@ Fairness decisions:
   timer, the session's stored conversation is reseeded to ``EARLIER`` (two earlier exchanges)
   through a `SessionHistoryBuffer` handle of the bench's own over the runtime's store, and read
   back through ``runtime.conversation()`` so the runtime's handle reloads it then rather than
-  inside the turn. The baseline passes the same ``EARLIER`` as
-  ``TurnOptions(conversation_history_for_prompt=...)``, which is how the runtime hands its
-  conversation to the GMI. Both GMIs' own histories (the turn's messages and trace entries the
-  GMI records) are cleared outside the timer before every turn (``gmi.history
-  .clear_history()``), so neither grows over the run. Setup checks that both models received
-  the same messages (roles and text) on each kind of turn, and the same replies came back.
+  inside the turn. The baseline's own conversation is reseeded to the same ``EARLIER`` (untimed);
+  it reads it back and passes it as ``TurnOptions(conversation_history_for_prompt=...)``, which
+  is how the runtime hands its conversation to the GMI. Both GMIs' own histories (the turn's
+  messages and trace entries the GMI records) are cleared outside the timer before every turn
+  (``gmi.history.clear_history()``), so neither grows over the run. Setup checks that both
+  models received the same messages (roles and text) on each kind of turn, and the same replies
+  came back.
 - **What the candidate does that the baseline does not** is exactly the runtime's overhead:
-  the request's checks, the persona and the session's GMI looked up, the conversation opened
-  and bounded by the history window, the turn's writes to the in-memory store (the input and
-  the reply), the chunk transformer and the FINAL_RESPONSE.
+  the request's checks, the persona and the session's GMI looked up, the session's owner
+  checked, the conversation bounded by the history window, the turn's options, the chunk
+  transformer and the FINAL_RESPONSE. Storing the conversation (one read, the input and the
+  reply written under the lease) is on both sides; the notes also give the figure against the
+  GMI turn alone, without a store, for comparison.
 - **One loop, many turns per run.** One `asyncio.Runner` serves both sides; each run times
   ``TURNS_PER_RUN`` turns of each kind one by one and reports their median; setup plays
   ``WARMUP_TURNS`` of each kind on both sides. Before every run a full garbage collection
@@ -63,6 +70,7 @@ from agentos.runtime.services import base_gmi_config
 from agentos.storage import InMemorySessionStore
 from agentos.storage.session_history import SessionHistoryBuffer
 from agentos.substrate import GMI, GMITurnInput
+from agentos.substrate.chunks import GMIOutput
 from agentos.substrate.turn_options import TurnOptions
 from agentos.testing import ScriptedModel, ScriptStep
 from bench.registry import Benchmark, Metric, Sample, register
@@ -122,6 +130,8 @@ class RuntimeTurn(Benchmark):
         self._gmi: GMI | None = None
         self._store = InMemorySessionStore()
         self._handle = SessionHistoryBuffer(SESSION_ID, self._store)
+        self._direct = SessionHistoryBuffer(SESSION_ID, InMemorySessionStore())
+        """The baseline's conversation: its own buffer over its own in-memory store."""
         self._models: list[ScriptedModel] = []
         self._recorders = (_Recorder(), _Recorder())
         self._turns = 0
@@ -172,8 +182,10 @@ class RuntimeTurn(Benchmark):
             "GMI's history cleared outside the timer",
             "baseline": "GMI(base_gmi_config(runtime.config), own ScriptedModel)"
             ".process_turn_stream(GMITurnInput(options=TurnOptions("
-            "conversation_history_for_prompt=earlier))), "
-            "every chunk read, await stream.output(); GMI history cleared outside the timer",
+            "conversation_history_for_prompt=earlier))), every chunk read, await "
+            "stream.output(); earlier read from, and the input and reply written to, its own "
+            "SessionHistoryBuffer over an InMemorySessionStore (start_turn, add, commit); "
+            "conversation reseeded and GMI history cleared outside the timer",
             "store": "InMemorySessionStore",
             "event_loop": "one asyncio.Runner for both sides",
         }
@@ -187,9 +199,16 @@ class RuntimeTurn(Benchmark):
                 continue
             ours, theirs = statistics.median(candidate), statistics.median(baseline)
             notes.append(
-                f"{metric.name}: process_request {ours:.4g} us, direct GMI turn {theirs:.4g} us, "
-                f"the runtime's overhead {ours - theirs:.4g} us per turn"
+                f"{metric.name}: process_request {ours:.4g} us, direct GMI turn on the store "
+                f"{theirs:.4g} us, the runtime's overhead {ours - theirs:.4g} us per turn"
             )
+            bare = self._medians.get(f"bare {metric.name}")
+            if bare:
+                alone = statistics.median(bare)
+                notes.append(
+                    f"{metric.name}: the GMI turn alone (no store) {alone:.4g} us: "
+                    f"process_request / it = {ours / alone:.3f}"
+                )
         return notes
 
     # -- the two sides ---------------------------------------------------------------------------
@@ -240,25 +259,48 @@ class RuntimeTurn(Benchmark):
         return time.perf_counter() - started
 
     async def _baseline_turn(self, prompt: str) -> float:
-        """One direct GMI turn's seconds, with ``EARLIER`` as the conversation."""
+        """One direct GMI turn's seconds, its conversation read from and kept in its store."""
+        conversation = self._direct
+        await conversation.reseed(EARLIER)
+        started = time.perf_counter()
+        await self._direct_turn(prompt, conversation)
+        return time.perf_counter() - started
+
+    async def _bare_turn(self, prompt: str) -> float:
+        """One direct GMI turn's seconds with ``EARLIER`` passed as it is: no store at all."""
+        started = time.perf_counter()
+        await self._direct_turn(prompt, None)
+        return time.perf_counter() - started
+
+    async def _direct_turn(
+        self, prompt: str, conversation: SessionHistoryBuffer | None
+    ) -> GMIOutput:
+        """A GMI turn, every chunk read; with ``conversation``, read first and written after."""
         assert self._gmi is not None
         gmi = self._gmi
-        gmi.history.clear_history()
+        gmi.history.clear_history()  # untimed in effect: a list emptied
         self._turns += 1
-        interaction_id = f"direct-turn-{self._turns}"
-        started = time.perf_counter()
-        turn_input = GMITurnInput(
-            interaction_id=interaction_id,
-            user_id=USER_ID,
-            content=prompt,
-            session_id=SESSION_ID,
-            options=TurnOptions(conversation_history_for_prompt=EARLIER),
+        writer = None
+        earlier: Sequence[Message] = EARLIER
+        if conversation is not None:
+            writer = await conversation.start_turn(name=SESSION_ID)
+            earlier = conversation.prompt_messages()
+        stream = gmi.process_turn_stream(
+            GMITurnInput(
+                interaction_id=f"direct-turn-{self._turns}",
+                user_id=USER_ID,
+                content=prompt,
+                session_id=SESSION_ID,
+                options=TurnOptions(conversation_history_for_prompt=tuple(earlier)),
+            )
         )
-        stream = gmi.process_turn_stream(turn_input)
         async for _chunk in stream:
             pass
-        await stream.output()
-        return time.perf_counter() - started
+        output = await stream.output()
+        if writer is not None:
+            await writer.add([Message.user(prompt), Message.assistant(output.response_text or "")])
+            await writer.commit()
+        return output
 
     def _measure(self, side: str, turn: Callable[[str], Coroutine[Any, Any, float]]) -> Sample:
         assert self._loop is not None
@@ -271,6 +313,15 @@ class RuntimeTurn(Benchmark):
         }
         for metric, value in sample.items():
             self._medians.setdefault(f"{side} {metric}", []).append(value)
+        if side == "baseline":  # the GMI turn alone, for the notes only
+            bare = {
+                "turn": [loop.run(self._bare_turn(TEXT_PROMPT)) for _ in range(TURNS_PER_RUN)],
+                "tool_turn": [loop.run(self._bare_turn(TOOL_PROMPT)) for _ in range(TURNS_PER_RUN)],
+            }
+            for metric, times in bare.items():
+                self._medians.setdefault(f"bare {metric}", []).append(
+                    statistics.median(times) * 1e6
+                )
         return sample
 
     async def _check(self) -> None:
@@ -283,19 +334,8 @@ class RuntimeTurn(Benchmark):
             final = chunks[-1]
             if not isinstance(final, FinalResponseChunk) or final.final_response_text != reply:
                 raise RuntimeError(f"the runtime's turn ended with {final!r}")
-            self._gmi.history.clear_history()
-            stream = self._gmi.process_turn_stream(
-                GMITurnInput(
-                    interaction_id=f"check-{prompt}",
-                    user_id=USER_ID,
-                    content=prompt,
-                    session_id=SESSION_ID,
-                    options=TurnOptions(conversation_history_for_prompt=EARLIER),
-                )
-            )
-            async for _chunk in stream:
-                pass
-            output = await stream.output()
+            await self._direct.reseed(EARLIER)
+            output = await self._direct_turn(prompt, self._direct)
             if output.error is not None or output.response_text != reply:
                 raise RuntimeError(f"the GMI answered {output.response_text!r}: {output.error}")
             candidate, baseline = (recorder.last for recorder in self._recorders)

@@ -84,7 +84,7 @@ _OPTIONAL_IDS = (
     "agency_id",
     "role_id",
 )
-_CONTEXT_MAPPINGS = ("user_context_override", "task_context_override")
+_NO_OPTIONS = RequestOptions()
 
 
 def parse_request(request: AgentOSInput | Mapping[str, Any]) -> AgentOSInput:
@@ -99,11 +99,14 @@ def parse_request(request: AgentOSInput | Mapping[str, Any]) -> AgentOSInput:
             (``"user_id"``, ``"options.temperature"``); for unknown keys the first one
             (alphabetically), the message naming each with the closest known key.
     """
+    values: Mapping[str, Any]
     if isinstance(request, AgentOSInput):
         values = {f.name: getattr(request, f.name) for f in fields(AgentOSInput)}
     elif isinstance(request, Mapping):
-        _refuse_unknown_keys(request, _INPUT_KEYS)
-        values = dict(request)
+        # Read in place, never kept: the request's containers are copied into the result.
+        if not request.keys() <= _INPUT_KEYS:
+            _refuse_unknown_keys(request, _INPUT_KEYS)
+        values = request
     else:
         invalid(
             "request",
@@ -113,11 +116,11 @@ def parse_request(request: AgentOSInput | Mapping[str, Any]) -> AgentOSInput:
     options = _parse_options(values.get("options"))
     _check_ids(values)
     _check_text("text_input", values.get("text_input"))
-    for name in _CONTEXT_MAPPINGS:
-        _check_mapping(name, values.get(name))
+    user_context = values.get("user_context_override")
+    task_context = values.get("task_context_override")
     metadata = values.get("metadata")
-    if metadata is None:
-        metadata = {}
+    _check_mapping("user_context_override", user_context)
+    _check_mapping("task_context_override", task_context)
     _check_mapping("metadata", metadata)
     return AgentOSInput(
         user_id=values["user_id"],
@@ -127,11 +130,11 @@ def parse_request(request: AgentOSInput | Mapping[str, Any]) -> AgentOSInput:
         organization_id=values.get("organization_id"),
         conversation_id=values.get("conversation_id"),
         options=options,
-        user_context_override=_copied(values.get("user_context_override")),
-        task_context_override=_copied(values.get("task_context_override")),
+        user_context_override=_copied(user_context),
+        task_context_override=_copied(task_context),
         agency_id=values.get("agency_id"),
         role_id=values.get("role_id"),
-        metadata=dict(metadata),
+        metadata=dict(metadata) if metadata else {},
     )
 
 
@@ -160,7 +163,7 @@ def _check_ids(values: Mapping[str, Any]) -> None:
         value = values.get(name)
         if value is not None:
             _check_id(name, value)
-    if values.get("role_id") is not None and values.get("agency_id") is None:
+    if "role_id" in values and values["role_id"] is not None and values.get("agency_id") is None:
         invalid("role_id", "needs an agency_id: a seat is a role of an agency")
 
 
@@ -169,7 +172,7 @@ def _check_id(name: str, value: object) -> None:
         invalid(name, f"must be a string, got {type(value).__name__}")
     if not value.strip():
         invalid(name, "must not be blank")
-    _check_text(name, value)
+    check_text(name, value, subject="")
 
 
 def _check_text(name: str, value: object) -> None:
@@ -216,7 +219,7 @@ def _copied(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
 def _parse_options(value: object) -> RequestOptions:
     """``options`` as `RequestOptions`: from an instance or a mapping of its snake_case keys."""
     if value is None:
-        return RequestOptions()
+        return _NO_OPTIONS
     if isinstance(value, RequestOptions):
         values = {f.name: getattr(value, f.name) for f in fields(RequestOptions)}
     elif isinstance(value, Mapping):

@@ -120,6 +120,9 @@ class GMIManager:
         """
         seat = _check_request(user_id, session_id, persona_id, agency_id, role_id)
         self._ensure_open()
+        reused = self._reusable(user_id, session_id, persona_id, seat, refresh_persona)
+        if reused is not None:
+            return reused
         registry = self._config.personas
         # Read without a copy to check it and to reuse a GMI: a copy is made only to build one
         # (or for a host's permission callback, which gets a persona it may not change ours).
@@ -153,6 +156,29 @@ class GMIManager:
                 gmi, session_id, persona.id, self._clock.monotonic()
             )
             return gmi
+
+    def _reusable(
+        self, user_id: str, session_id: str, persona_id: str, seat: _Seat, refresh: bool
+    ) -> GMI | IGMI | None:
+        """The session's own GMI when the locked path would reuse it as it is, else ``None``.
+
+        Every turn of a warm session comes here: with no build or removal running for the slot
+        (its lock free), no seat overlay to resolve and no permission callback to ask, reusing
+        the entry is what the locked path decides, without taking the lock. Strict validation
+        still runs on the persona as held.
+        """
+        if seat is not None or refresh or self._config.can_use_persona is not None:
+            return None
+        entry = self._sessions.get(session_id, {}).get(None)
+        if entry is None or entry.persona_id != persona_id:
+            return None
+        lock = self._locks.get((session_id, None))
+        if lock is not None and lock.locked():
+            return None
+        held = self._config.personas.peek(persona_id)
+        self._check_permission(user_id, held)
+        entry.last_active = self._clock.monotonic()
+        return entry.gmi
 
     def _check_permission(self, user_id: str, persona: PersonaDefinition) -> None:
         strict = self._config.persona_strict
