@@ -776,3 +776,27 @@ async def test_a_recreated_seat_keeps_the_overlay_it_was_built_from() -> None:
     assert await seat("review") is review
     assert await seat("draft") is review
     assert review.persona.personality_traits == both
+
+
+# -- strict validation (the runtime's persona_strict) ---------------------------------------------
+
+
+async def test_strict_validation_refuses_a_blocked_persona_on_every_request() -> None:
+    from agentos.persona.strict_mode import PersonaStrictConfig
+
+    manager = await _manager(
+        personas=(_persona("p1"), _persona("bad", version="x")),
+        persona_strict=PersonaStrictConfig(block_on_codes={"invalid_semver"}),
+    )
+    for session in ("s1", "s2"):  # the verdict is kept: the second refusal is the same
+        with pytest.raises(GMIError) as refused:
+            await manager.get_or_create_gmi_for_session("u1", session, "bad")
+        assert _code(refused) is GMIErrorCode.PERMISSION_DENIED
+        assert refused.value.details == {"persona_id": "bad", "codes": ["invalid_semver"]}
+    assert manager.active_sessions == []
+    first = await manager.get_or_create_gmi_for_session("u1", "s1", "p1")
+    assert await manager.get_or_create_gmi_for_session("u1", "s1", "p1") is first
+    with pytest.raises(GMIError) as refused:  # a warm session cannot switch to a blocked one
+        await manager.get_or_create_gmi_for_session("u1", "s1", "bad")
+    assert _code(refused) is GMIErrorCode.PERMISSION_DENIED
+    assert manager.gmi_for_session("s1") is first

@@ -92,6 +92,7 @@ class GMIManager:
         self._locks: weakref.WeakValueDictionary[tuple[str, _Seat], asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self._strict_codes: dict[str, tuple[PersonaDefinition, list[str]]] = {}
         self._seats = SeatOverlays(self._clock, config.seat_rules)
         self._closer = BoundedShutdown(config.shutdown_timeout_ms / 1000, self._clock, _log)
         self._closed = False
@@ -127,8 +128,9 @@ class GMIManager:
         # Read without a copy to check it and to reuse a GMI: a copy is made only to build one
         # (or for a host's permission callback, which gets a persona it may not change ours).
         held = registry.peek(persona_id)
-        checked = held if self._config.can_use_persona is None else registry.get(persona_id)
-        self._check_permission(user_id, checked)
+        self._check_strict(held)
+        if self._config.can_use_persona is not None:
+            self._check_permission(user_id, registry.get(persona_id))
         async with self._lock_for(session_id, seat):
             self._ensure_open()
             changed = False
@@ -175,22 +177,34 @@ class GMIManager:
         lock = self._locks.get((session_id, None))
         if lock is not None and lock.locked():
             return None
-        held = self._config.personas.peek(persona_id)
-        self._check_permission(user_id, held)
+        self._check_strict(self._config.personas.peek(persona_id))
         entry.last_active = self._clock.monotonic()
         return entry.gmi
 
-    def _check_permission(self, user_id: str, persona: PersonaDefinition) -> None:
+    def _check_strict(self, held: PersonaDefinition) -> None:
+        """Refuse a persona strict validation blocks; ``held`` is the registry's own object.
+
+        The registry's objects are never changed (a reload replaces them), so each is validated
+        once: the codes that block it are kept, per persona id, with the object they were found
+        on; a reloaded persona is a new object, validated anew.
+        """
         strict = self._config.persona_strict
-        if strict is not None:
-            verdict = classify_persona_strict(validate_persona(persona), strict)
-            if verdict.blocked:
-                codes = [str(issue.code) for issue in verdict.blocking]
-                raise GMIError(
-                    f"persona {persona.id!r} is blocked by strict validation ({', '.join(codes)})",
-                    GMIErrorCode.PERMISSION_DENIED,
-                    {"persona_id": persona.id, "codes": codes},
-                )
+        if strict is None:
+            return
+        known = self._strict_codes.get(held.id)
+        if known is None or known[0] is not held:
+            verdict = classify_persona_strict(validate_persona(held), strict)
+            codes = [str(issue.code) for issue in verdict.blocking] if verdict.blocked else []
+            known = self._strict_codes[held.id] = (held, codes)
+        if known[1]:
+            raise GMIError(
+                f"persona {held.id!r} is blocked by strict validation ({', '.join(known[1])})",
+                GMIErrorCode.PERMISSION_DENIED,
+                {"persona_id": held.id, "codes": list(known[1])},
+            )
+
+    def _check_permission(self, user_id: str, persona: PersonaDefinition) -> None:
+        """Ask the host's callback (given a copy it may change) whether the user may use it."""
         check = self._config.can_use_persona
         if check is not None and not check(user_id, persona):
             raise GMIError(
