@@ -8,7 +8,7 @@ a durable conversation a new runtime continues, and shutdown.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from agentos.persona.definition import PersonaDefinition, RagSummarizationConfig
 from agentos.persona.overlays import PersonaEvolutionRule
 from agentos.runtime import (
     AgentOS,
-    AgentOSResponse,
     AgentOSResponseChunkType,
     ErrorChunk,
     FinalResponseChunk,
@@ -40,6 +39,7 @@ from agentos.substrate.collaborators import IngestedDocument
 from agentos.substrate.turn_input import GMITurnInput
 from agentos.testing import HashEmbedder, ScriptedModel, ScriptStep
 from agentos.tools.tool import tool
+from fakes.runtime_models import ChunkList, carer, drain, start_runtime
 
 C = AgentOSResponseChunkType
 PERSONA = PersonaDefinition(id="helper", name="Helper", base_system_prompt="You are Helper.")
@@ -55,20 +55,10 @@ def double(x: int) -> int:
 
 
 async def _runtime(model: ScriptedModel, **overrides: Any) -> AgentOS:
-    settings: dict[str, Any] = {
-        "personas": [PERSONA],
-        "default_persona_id": "helper",
-        "model": model,
-        "utility_ai": "statistical",
-    }
-    settings.update(overrides)
-    runtime = AgentOS()
-    await runtime.initialize(create_agentos_config(environ={}, **settings))
-    return runtime
+    return await start_runtime(model, **{"personas": [PERSONA], **overrides})
 
 
-async def _all(chunks: AsyncIterator[AgentOSResponse]) -> list[AgentOSResponse]:
-    return [chunk async for chunk in chunks]
+_all = drain
 
 
 def _request(text: str, **extra: Any) -> dict[str, Any]:
@@ -352,24 +342,6 @@ async def test_the_organization_reaches_the_tool_call_requests() -> None:
 # -- a host's own GMI (the spec's IGMI) ---------------------------------------------------------
 
 
-class _ChunkList:
-    """An IGMI turn's stream: the given chunks, then the given output."""
-
-    def __init__(self, chunks: list[GMIOutputChunk], output: GMIOutput) -> None:
-        self._chunks = chunks
-        self._output = output
-
-    async def _iterate(self) -> AsyncIterator[GMIOutputChunk]:
-        for chunk in self._chunks:
-            yield chunk
-
-    def __aiter__(self) -> AsyncIterator[GMIOutputChunk]:
-        return self._iterate()
-
-    async def output(self) -> GMIOutput:
-        return self._output
-
-
 class PausingIGMI:
     """Streams progress, a UI command and an external request, then stops for the host."""
 
@@ -381,7 +353,7 @@ class PausingIGMI:
     def _chunk(self, kind: GMIOutputChunkType, content: Any, **fields: Any) -> GMIOutputChunk:
         return GMIOutputChunk(kind, content, "i1", 0.0, **fields)
 
-    def process_turn_stream(self, turn_input: GMITurnInput) -> _ChunkList:
+    def process_turn_stream(self, turn_input: GMITurnInput) -> ChunkList:
         call = ToolCall("x1", "approve", {"amount": 10})
         external = {"execution_mode": "external", "rationale": "a human must approve"}
         chunks = [
@@ -389,15 +361,15 @@ class PausingIGMI:
             self._chunk(GMIOutputChunkType.UI_COMMAND, {"open": "panel"}),
             self._chunk(GMIOutputChunkType.TOOL_CALL_REQUEST, [call], metadata=external),
         ]
-        return _ChunkList(chunks, GMIOutput(is_final=False, tool_calls=[call]))
+        return ChunkList(chunks, GMIOutput(is_final=False, tool_calls=[call]))
 
     async def handle_tool_result(
         self, tool_call_id: str, tool_name: str, outcome: Any, *, user_id: str = ""
-    ) -> _ChunkList:
+    ) -> ChunkList:
         self.results.append((tool_call_id, outcome))
         chunks = [self._chunk(GMIOutputChunkType.TEXT_DELTA, "Approved.")]
         sources = [{"id": "policy-7"}]
-        return _ChunkList(chunks, GMIOutput(response_text="Approved.", rag_sources=sources))
+        return ChunkList(chunks, GMIOutput(response_text="Approved.", rag_sources=sources))
 
     async def shutdown(self) -> None:
         return None
@@ -693,14 +665,7 @@ def _answer(messages: Sequence[Message], tools: Any, options: Any) -> str:
 
 
 async def test_the_default_llm_utility_ai_scores_each_user_turn_with_one_model_call() -> None:
-    persona = PersonaDefinition.model_validate(
-        {
-            "id": "carer",
-            "name": "Carer",
-            "baseSystemPrompt": "You are kind.",
-            "sentimentTracking": {"enabled": True},
-        }
-    )
+    persona = carer("You are kind.")
     model = ScriptedModel(_answer)
     runtime = AgentOS()
     await runtime.initialize(

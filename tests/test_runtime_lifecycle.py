@@ -36,9 +36,6 @@ from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolResult
 from agentos.llm.model import (
     CompletionOptions,
-    ModelChunk,
-    ModelRequest,
-    TextDelta,
     ToolDefinition,
 )
 from agentos.runtime import (
@@ -54,6 +51,7 @@ from agentos.substrate.gmi import GMI
 from agentos.substrate.state import GMIPrimeState
 from agentos.testing import FakeClock, ScriptedModel, ScriptStep
 from fakes import runtime_pause_child
+from fakes.runtime_models import WedgedModel
 from fakes.runtime_pause_child import (
     PAUSE_STEP,
     PERSONA,
@@ -256,29 +254,6 @@ class _Consumer:
             self.error = exc
 
 
-class _WedgedModel(ScriptedModel):
-    """A model whose call never answers and whose clean-up, once aborted, hangs until released.
-
-    Plays a provider client whose connection close blocks: the GMI's abort reaches the call,
-    but the call does not end until the test sets ``release``.
-    """
-
-    def __init__(self, release: asyncio.Event) -> None:
-        super().__init__([])
-        self._release = release
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        self.requests.append(request)
-        return self._wedged()
-
-    async def _wedged(self) -> AsyncIterator[ModelChunk]:
-        try:
-            await asyncio.Event().wait()  # never set: only the abort ends the wait
-            yield TextDelta("unreachable")
-        finally:
-            await self._release.wait()
-
-
 async def test_shutdown_aborts_a_turn_stuck_in_its_model_call(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -315,7 +290,7 @@ async def _stuck_runtime(
     release: asyncio.Event, clock: FakeClock, **overrides: Any
 ) -> tuple[AgentOS, _Consumer, GMI]:
     """A runtime whose session ``s1`` runs a turn wedged in its model call."""
-    model = _WedgedModel(release)
+    model = WedgedModel(release)
     runtime = await _runtime(model, clock=clock, shutdown_timeout_ms=8000, **overrides)
     consumer = _Consumer(runtime, {"user_id": USER, "session_id": "s1", "text_input": "hi"})
     await _settle()

@@ -171,7 +171,9 @@ class AgentOS:
             except BaseException:
                 await writer.discard()
                 raise
-            place = TurnPlace(turn.session_id, turn.user_id, persona_id, gmi.gmi_id, interaction_id)
+            place = TurnPlace(
+                turn.session_id, turn.user_id, persona_id, gmi.gmi_id, interaction_id, gmi.persona
+            )
             user_message = Message.user(checked.text) if checked.text else None
             async for response in self._stream(stream, transformer, place, writer, user_message):
                 yield response
@@ -221,7 +223,7 @@ class AgentOS:
             writer = await conversation.start_turn(name=session_id)
             try:
                 resume_paused_round(gmi, conversation, taken)
-                stream = await continue_with(gmi, results, user_id)
+                stream = await continue_with(gmi, results, answered, user_id)
             except BaseException:
                 await writer.discard()
                 raise
@@ -233,7 +235,9 @@ class AgentOS:
                 session_id=session_id,
                 clock=config.clock,
             )
-            place = TurnPlace(session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id)
+            place = TurnPlace(
+                session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id, gmi.persona
+            )
             async for response in self._stream(
                 stream,
                 transformer,

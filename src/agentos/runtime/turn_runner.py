@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from agentos.core.clock import Clock
 from agentos.core.errors import GMIErrorCode
 from agentos.core.messages import Message
+from agentos.persona.definition import PersonaDefinition
 from agentos.storage import ToolPause, ToolPauseStore
 from agentos.storage.turn_writer import TurnWriter
 from agentos.substrate.chunks import GMIOutput
@@ -33,13 +34,18 @@ __all__ = ["TurnPlace", "stream_turn"]
 
 @dataclass(frozen=True, slots=True)
 class TurnPlace:
-    """Where a turn runs: its session, user, persona, GMI and interaction."""
+    """Where a turn runs: its session, user, persona, GMI and interaction.
+
+    ``persona`` is the GMI's persona, whose id and name the FINAL_RESPONSE reports as its
+    ``active_persona_details``.
+    """
 
     session_id: str
     user_id: str
     persona_id: str
     gmi_instance_id: str
     interaction_id: str
+    persona: PersonaDefinition | None = None
 
 
 async def stream_turn(
@@ -114,7 +120,7 @@ async def stream_turn(
             last = await _pause(output, transformer, place, pauses, clock)
             reply = released.paused_round(output)
         else:
-            last = released.final(transformer.final_response(output))
+            last = released.final(transformer.final_response(output, persona=place.persona))
             reply = released.reply(output)
         if writer is not None and output.error is not None:
             finished = True

@@ -199,10 +199,18 @@ def resume_paused_round(gmi: IGMI, conversation: SessionHistoryBuffer, pause: To
     hydrate([*conversation.prompt_messages(), last])
 
 
-async def continue_with(gmi: IGMI, results: Sequence[ToolResult], user_id: str) -> IGMITurnStream:
-    """The continuation's stream: the results at once, or one result on an IGMI that takes one."""
+async def continue_with(
+    gmi: IGMI, results: Sequence[ToolResult], answered: Sequence[ToolResult], user_id: str
+) -> IGMITurnStream:
+    """The continuation's stream: every answer at once, or the host's one result.
+
+    Spec (the IGMI pause): "an IGMI that implements handleToolResults() receives, after the
+    host's results, an error result for each call the host left out (... EXTERNAL_TOOL_NOT_RUN)
+    ... one that implements only handleToolResult() receives the host's result alone".
+    ``answered`` is ``results`` followed by those error results.
+    """
     if isinstance(gmi, ToolResultsHandler):
-        return await gmi.handle_tool_results(list(results), user_id=user_id)
+        return await gmi.handle_tool_results(list(answered), user_id=user_id)
     if isinstance(gmi, SingleToolResultHandler) and len(results) == 1:
         result = results[0]
         outcome: dict[str, Any] = (

@@ -77,7 +77,7 @@ from agentos.substrate.sentiment_tracker import (
     matched_confusion_phrases,
 )
 from agentos.substrate.services import GMIServices
-from agentos.substrate.state import GMIPrimeState, GMIState
+from agentos.substrate.state import ClosableMemory, GMIPrimeState, GMIState
 from agentos.substrate.system_prompts import preference_prompts, turn_system_prompts
 from agentos.substrate.tool_continuation import ExternalToolOutcome
 from agentos.substrate.trace import (
@@ -134,6 +134,7 @@ __all__ = [
     "GMIOutput",
     "GMIOutputChunk",
     "GMIOutputChunkType",
+    "ClosableMemory",
     "GMIPrimeState",
     "GMIServices",
     "GMIState",

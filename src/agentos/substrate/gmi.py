@@ -220,7 +220,7 @@ class GMI:
         runner = self._services.metaprompt_runner if self._services is not None else None
         if runner is not None:
             await runner.aclose()
-        await self.working_memory.close()
+        await self._mind.close_memories(self._config.memory_bridge)
         self._mind.record(ReasoningEntryType.LIFECYCLE, "GMI shut down")
         self.state = GMIPrimeState.SHUTDOWN
 

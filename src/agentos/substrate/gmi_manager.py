@@ -227,12 +227,14 @@ class GMIManager:
             return self._config.igmi_factory(gmi_id, persona)
         base = self._config.base_config
         working_memory = InMemoryWorkingMemory()
+        gmi = GMI(gmi_id)
         request = CognitiveMemoryRequest(
             gmi_instance_id=gmi_id,
             session_id=session_id,
             user_id=user_id,
             persona=persona,
             working_memory=working_memory,
+            provider_manager=gmi.provider_manager,
             utility_ai=base.utility_ai,
             tool_orchestrator=base.tool_orchestrator,
             retrieval_augmentor=base.retrieval_augmentor,
@@ -247,7 +249,6 @@ class GMIManager:
             reasoning_trace_max_entries=default_entries or base.reasoning_trace_max_entries,
             shutdown_timeout=self._config.shutdown_timeout_ms / 1000,
         )
-        gmi = GMI(gmi_id)
         await gmi.initialize(persona, config)
         return gmi
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.llm.gateway import GatewayProviderManager
 from agentos.nlp import UtilityAI
 from agentos.persona.definition import PersonaDefinition
 from agentos.persona.loaders import PersonaRegistry
@@ -50,13 +51,20 @@ DEFAULT_SHUTDOWN_TIMEOUT_MS = 8000
 
 @dataclass(frozen=True, slots=True)
 class CognitiveMemoryRequest:
-    """What the cognitive memory factory gets for each new GMI (reference §1.9)."""
+    """What the cognitive memory factory gets for each new GMI (reference §1.9).
+
+    Spec: "the GMI id, session id, user id, persona, working memory, and the runtime's provider
+    manager, utility AI, tool orchestrator and retrieval augmentor". ``provider_manager`` is
+    the new GMI's own `GatewayProviderManager`, which answers from the hop serving its turn (as
+    its metaprompts' calls are answered).
+    """
 
     gmi_instance_id: str
     session_id: str
     user_id: str
     persona: PersonaDefinition
     working_memory: InMemoryWorkingMemory
+    provider_manager: GatewayProviderManager
     utility_ai: UtilityAI | None
     tool_orchestrator: ToolOrchestrator | None
     retrieval_augmentor: RetrievalAugmentor | None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -32,7 +32,7 @@ from agentos.substrate.mood import MOOD_KEY, GMIMood, PADState, pad_for_mood
 from agentos.substrate.trace import ReasoningEntryType, ReasoningTrace
 from agentos.substrate.working_memory import InMemoryWorkingMemory
 
-__all__ = ["GMIPrimeState", "GMIState"]
+__all__ = ["ClosableMemory", "GMIPrimeState", "GMIState"]
 
 
 class GMIPrimeState(StrEnum):
@@ -47,6 +47,19 @@ class GMIPrimeState(StrEnum):
     ERRORED = "errored"
     SHUTTING_DOWN = "shutting_down"
     SHUTDOWN = "shutdown"
+
+
+@runtime_checkable
+class ClosableMemory(Protocol):
+    """A memory bridge the GMI owns: it closes it when it shuts down (spec: "closes its memories").
+
+    A bridge a factory builds for one GMI implements it; a bridge over memory other GMIs share
+    (an agent's sessions) does not, and its owner closes that memory.
+    """
+
+    async def close(self) -> None:
+        """Release the memory's resources; called once, after the GMI's last turn."""
+        ...
 
 
 @dataclass(slots=True, eq=False)
@@ -96,6 +109,23 @@ class GMIState:
         self.mood = GMIMood(mood)
         self.pad = pad_for_mood(self.mood)
         await self.working_memory.set(MOOD_KEY, self.mood.value)
+
+    async def close_memories(self, bridge: object) -> None:
+        """Close ``bridge`` when it is the GMI's own (`ClosableMemory`), then working memory.
+
+        Spec: the GMI "closes its memories" once its stopped turn has ended; the reference
+        closes the cognitive memory first. A bridge whose close fails leaves a WARNING in the
+        trace, and the working memory is still closed.
+        """
+        if isinstance(bridge, ClosableMemory):
+            try:
+                await bridge.close()
+            except Exception as exc:
+                self.record(
+                    ReasoningEntryType.WARNING,
+                    f"closing the cognitive memory failed: {type(exc).__name__}: {exc}",
+                )
+        await self.working_memory.close()
 
     def take_dropped_turns(self) -> list[str]:
         """The dropped turns still to be scrubbed; the list is emptied."""
