@@ -12,7 +12,8 @@ A new benchmark is a module that subclasses `Benchmark` (or `bench.loopback.Loop
 for one whose sides stream from a loopback server) and calls `register`; import it below.
 """
 
-from bench import concurrency as concurrency  # imported for its registrations
+from bench import agency_overhead as agency_overhead  # imported for its registrations
+from bench import concurrency as concurrency
 from bench import gateway_stream as gateway_stream
 from bench import gmi_session as gmi_session
 from bench import gmi_turn as gmi_turn

@@ -82,3 +82,18 @@ def test_runtime_external_tools_example_pauses_in_one_process_and_resumes_in_ano
     example = load("runtime_external_tools")
     reply = example.main(scripted=True, directory=str(tmp_path))
     assert reply == "Your refund of 30 dollars was approved."
+
+
+async def test_the_review_loop_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    result = await load("agency_review_loop").main()
+    assert [c.agent for c in result.agent_calls] == ["writer", "editor", "writer", "editor"]
+    assert result.text.startswith("This double-walled steel bottle")
+    assert "Final copy: This double-walled" in capsys.readouterr().out
+
+
+async def test_the_hierarchical_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
+    result = await load("agency_hierarchical").main()
+    assert [c.agent for c in result.agent_calls] == ["writer", "fact_checker", "manager"]
+    assert result.metadata["emergent_agents"] == ["fact_checker"]
+    assert "(Checked: The Moon is about 384,000 km away: correct." in result.text
+    assert "Specialists spawned: ['fact_checker']" in capsys.readouterr().out

@@ -382,3 +382,13 @@ def test_bad_arguments_are_refused_naming_the_option(
         AIModelProviderManager(**kwargs)  # type: ignore[arg-type]
     assert caught.value.code is code
     assert caught.value.details["option"] == option
+
+
+def test_configured_provider_is_the_default_else_the_first_with_credentials() -> None:
+    from agentos.llm import configured_provider
+
+    assert configured_provider({}) is None  # nothing set: the local model
+    assert configured_provider({"ANTHROPIC_API_KEY": "k", "GROQ_API_KEY": "k"}) == "anthropic"
+    assert configured_provider({"OLLAMA_BASE_URL": "http://127.0.0.1:1"}) == "ollama"
+    set_default_provider("groq")
+    assert configured_provider({"ANTHROPIC_API_KEY": "k"}) == "groq"

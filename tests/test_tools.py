@@ -660,3 +660,19 @@ def test_positional_only_parameters_are_refused() -> None:
 
     with pytest.raises(TypeError, match=r"^tool 'square': positional-only parameters are not"):
         Tool.from_function(square)
+
+
+def test_from_schema_refuses_an_invalid_schema_every_time_and_accepts_a_valid_one_again() -> None:
+    # A schema check is remembered only for valid schemas (agentos.tools.schema_check).
+    bad = {"type": "object", "properties": {"q": {"type": "nonsense"}}}
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"tool 'look': parameters is not a valid JSON schema"):
+            Tool.from_schema("look", "d", bad, lambda q: q)
+    good = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    first = Tool.from_schema("look", "d", good, lambda q: q)
+    again = Tool.from_schema("look", "d", dict(good), lambda q: q)
+    assert first.parameters == again.parameters == good
+    with pytest.raises(ValueError, match="not a valid JSON schema"):  # unencodable: checked too
+        Tool.from_schema(
+            "look", "d", {"type": "object", "properties": {"q": {"type": object}}}, str
+        )

@@ -12,8 +12,20 @@ from agentos.api import (
     SKIP_TOOL,
     AbortError,
     AbortSignal,
+    Agency,
+    AgencyConfigError,
+    AgencyFinished,
+    AgencyResult,
+    AgencySession,
+    AgencyStreamResult,
     Agent,
+    AgentCall,
+    AgentFinished,
     AgentSession,
+    AgentStarted,
+    AgentTextDelta,
+    ApprovalDecision,
+    ApprovalRequest,
     CognitionConfig,
     ErrorPart,
     FinishPart,
@@ -30,6 +42,7 @@ from agentos.api import (
     TextOptions,
     ToolCallPart,
     ToolResultPart,
+    agency,
     agent,
     create_gmi,
     generate_text,
@@ -66,7 +79,7 @@ from agentos.llm import (
     set_global_llm_observer,
 )
 from agentos.persona import BUILT_IN_PERSONAS, PersonaDefinition, get_built_in_persona
-from agentos.tools import Tool, ToolArgumentsError, tool
+from agentos.tools import Tool, ToolArgumentsError, ToolBox, tool
 
 try:
     __version__ = version("agentos")
@@ -74,6 +87,19 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
+    "Agency",
+    "AgencyConfigError",
+    "AgencyFinished",
+    "AgencyResult",
+    "AgencySession",
+    "AgencyStreamResult",
+    "AgentCall",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "AgentFinished",
+    "AgentStarted",
+    "AgentTextDelta",
+    "agency",
     "import_agent",
     "SKIP_TOOL",
     "AbortError",
@@ -122,6 +148,7 @@ __all__ = [
     "TextOptions",
     "TextPart",
     "Tool",
+    "ToolBox",
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallPart",

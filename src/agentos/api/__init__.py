@@ -1,6 +1,19 @@
 """The public entry points: `generate_text()` / `stream_text()`, `agent()` and `gmi()`."""
 
 from agentos.api.abort import AbortError, AbortSignal
+from agentos.api.agency import (
+    Agency,
+    AgencyConfigError,
+    AgencyFinished,
+    AgencyResult,
+    AgencySession,
+    AgencyStreamResult,
+    AgentCall,
+    AgentFinished,
+    AgentStarted,
+    AgentTextDelta,
+    agency,
+)
 from agentos.api.agent import PlainAgent, agent, import_agent
 from agentos.api.agent_export import AgentExport, export_agent_config
 from agentos.api.agent_hooks import (
@@ -12,6 +25,7 @@ from agentos.api.agent_hooks import (
 )
 from agentos.api.agent_options import GENERATE_CALL_OPTIONS
 from agentos.api.agent_types import Agent, Session
+from agentos.api.approvals import ApprovalDecision, ApprovalRequest
 from agentos.api.cognition import CognitionConfig, resolve_cognition
 from agentos.api.generate import (
     DEFAULT_COT_INSTRUCTION,
@@ -46,6 +60,17 @@ from agentos.api.structured import ObjectGenerationError
 from agentos.api.warnings import AgentOSWarning, UnappliedOptionsWarning
 
 __all__ = [
+    "Agency",
+    "AgencyConfigError",
+    "AgencyFinished",
+    "AgencyResult",
+    "AgencySession",
+    "AgencyStreamResult",
+    "AgentCall",
+    "AgentFinished",
+    "AgentStarted",
+    "AgentTextDelta",
+    "agency",
     "AgentExport",
     "export_agent_config",
     "import_agent",
@@ -63,6 +88,8 @@ __all__ = [
     "Agent",
     "AgentOSWarning",
     "AgentSession",
+    "ApprovalDecision",
+    "ApprovalRequest",
     "BeforeGenerationContext",
     "BeforeToolExecutionContext",
     "CognitionConfig",

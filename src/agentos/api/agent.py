@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart
 from agentos.core.usage import ModelUsage
+from agentos.llm.budget import SpendBudget
 from agentos.llm.resolve import split_model_string
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
 
@@ -29,12 +30,17 @@ from .agent_export import AgentExport, export_agent_config, exported_config
 from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
 from .agent_turn import AgentTurn, TurnSettings
 from .agent_types import Agent
-from .call_checks import check_call_options, check_prompt, check_session_ids, tools_option
+from .approvals import check_approve_tool
+from .call_checks import check_call_options, check_prompt, check_session_ids
 from .capability_contract import warn_unapplied
-from .generate import DEFAULT_MAX_STEPS, TextOptions
+from .generate import DEFAULT_MAX_STEPS, TextOptions, tool_set
 from .gmi_persona import build_system_prompt
 from .memory_provider import check_memory_provider, memory_timeout_ms
-from .option_checks import check_agent_options, spend_budget_from_option
+from .option_checks import (
+    call_budget_from_option,
+    check_agent_options,
+    spend_budget_from_option,
+)
 from .plain_engine import PlainEngine, UsageTally
 from .results import GenerateTextResult
 from .session import AgentSession
@@ -124,7 +130,7 @@ class PlainAgent:
         }
         text.update(
             system=self.system_prompt,
-            tools=tools_option(options.get("tools")),  # functions wrapped once, here
+            tools=tool_set(options.get("tools")),  # functions wrapped once; a box kept live
             max_steps=options.get("max_steps") or DEFAULT_MAX_STEPS,
             # The reference's default: the reasoning instruction goes first when tools exist.
             chain_of_thought=True if chain is None else chain,
@@ -132,6 +138,7 @@ class PlainAgent:
         budget = spend_budget_from_option(options.get("budget"))
         if budget is not None:
             text["budget"] = budget  # one SpendBudget for every call and session of the agent
+        self._budget = budget
         if max_tokens is not None:
             text["max_tokens"] = max_tokens
         if duration_ms is not None:
@@ -160,9 +167,16 @@ class PlainAgent:
 
         Options (each replacing the agent's for this call): ``temperature``, ``max_tokens``,
         ``top_p``, ``response_schema``, ``schema_name``, ``model``, ``provider``, ``max_steps``,
-        ``usage_ledger`` and ``budget`` (a `SpendBudget` or budget settings); another raises
-        `GMIError` naming it. The memory provider is consulted and told of the call as for a
-        session's turn.
+        ``usage_ledger``, ``budget`` and ``approve_tool``; another raises `GMIError` naming it.
+        The memory provider is consulted and told of the call as for a session's turn.
+
+        ``budget`` is a `SpendBudget`, budget settings, or a `JointBudget` holding the call to
+        several budgets (refused when any refuses, charged to each, an ancestor they share
+        once). ``approve_tool(call)`` is asked about each tool call after the agent's
+        ``on_before_tool_execution``, with the arguments the hook left, and answers ``True`` /
+        ``False`` or an `ApprovalDecision` (sync or async); a call it does not approve is
+        skipped and the model told ``"Tool call '<name>' was not approved: <reason>"``, and a
+        gate that raises does not approve (the exception is the reason).
         """
         return await self.stream(prompt, **options).result
 
@@ -226,6 +240,11 @@ class PlainAgent:
 
     # -- usage and closing ------------------------------------------------------------------
 
+    @property
+    def budget(self) -> SpendBudget | None:
+        """The agent's own `SpendBudget` (its ``budget`` option), shared by all its calls."""
+        return self._budget
+
     def export(self, metadata: Mapping[str, Any] | None = None) -> AgentExport:
         """The agent's options as a portable document (`agentos.api.agent_export`).
 
@@ -279,8 +298,9 @@ class PlainAgent:
         # None means "not set": the agent's value stands (as generate_text() reads None).
         merged = {name: value for name, value in options.items() if value is not None}
         check_call_options(merged)
+        check_approve_tool(merged.get("approve_tool"))
         if "budget" in merged:
-            merged["budget"] = spend_budget_from_option(merged["budget"])
+            merged["budget"] = call_budget_from_option(merged["budget"])
         overrides = _model_overrides(self._settings.text_options, merged)
         return cast("TextOptions", {**merged, **overrides})
 

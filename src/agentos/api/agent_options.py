@@ -15,6 +15,7 @@ from agentos.llm.model import ChatModel
 from agentos.memory.mechanisms import MechanismsConfig
 from agentos.storage.ledger import UsageLedger
 from agentos.tools.tool import Tool
+from agentos.tools.toolbox import ToolBox
 
 from .cognition import CognitionConfig
 
@@ -45,9 +46,13 @@ GENERATE_CALL_OPTIONS: frozenset[str] = frozenset(
         "max_steps",
         "usage_ledger",
         "budget",
+        "approve_tool",
     }
 )
-"""The options an agent's ``generate()`` and ``stream()`` take (anything else is refused)."""
+"""The options an agent's ``generate()`` and ``stream()`` take (anything else is refused).
+
+``budget`` may be a `JointBudget` (the call held to several budgets); ``approve_tool`` is the
+tool-approval gate `agentos.api.approvals` describes (what agency() passes to a member)."""
 
 
 class BudgetSettings(TypedDict, total=False):
@@ -104,8 +109,9 @@ class AgentOptions(TypedDict, total=False):
       ``openness``), ``soul`` (a soul file's text, front matter not applied, or ``{body,
       style}``), ``skills`` (skill contents: strings or ``{content}`` mappings), or
       ``system_blocks`` (the whole system prompt as blocks): see `build_system_prompt`.
-    - ``tools`` (`Tool` objects, or plain functions wrapped as `Tool.from_function` does),
-      ``max_steps`` (5), ``chain_of_thought`` (``True`` by default, or an instruction): the
+    - ``tools`` (`Tool` objects, or plain functions wrapped as `Tool.from_function` does, or a
+      `ToolBox` the agent reads again before each model step), ``max_steps`` (5),
+      ``chain_of_thought`` (``True`` by default, or an instruction): the
       tool loop, with the reasoning instruction first in each call that offers tools.
 
     Usage, budget, state:
@@ -147,7 +153,7 @@ class AgentOptions(TypedDict, total=False):
     system_blocks: Sequence[str] | None
     soul: str | Mapping[str, Any] | None
     skills: Sequence[str | Mapping[str, Any]] | None
-    tools: Sequence[Tool | Callable[..., Any]] | None
+    tools: Sequence[Tool | Callable[..., Any]] | ToolBox | None
     max_steps: int
     chain_of_thought: bool | str
     fallback_providers: Sequence[FallbackLeg | Mapping[str, Any]] | None

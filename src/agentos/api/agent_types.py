@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
+from agentos.llm.budget import SpendBudget
 from agentos.storage.history_events import HistoryEvent
 
 from .agent_export import AgentExport
@@ -83,6 +84,11 @@ class Agent(Protocol):
     @property
     def options(self) -> Mapping[str, Any]:
         """The options the agent was built with."""
+        ...
+
+    @property
+    def budget(self) -> SpendBudget | None:
+        """The agent's own spend budget (its ``budget`` option), or ``None``."""
         ...
 
     async def generate(self, prompt: str | list[ContentPart], **options: Any) -> GenerateTextResult:

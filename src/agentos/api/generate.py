@@ -2,9 +2,10 @@
 
 The caller passes earlier turns in ``messages``; ``system`` and ``prompt`` add a leading system
 message and a closing user message (a blank one adds none; a blank prompt without messages is
-refused). The tools given (`Tool` objects, or plain functions, wrapped as `Tool.from_function` does)
-run for up to ``max_steps`` (5) model steps. The prompt and options are checked before any
-model call (`agentos.api.call_checks`), and a bad one raises `GMIError` naming it.
+refused). The tools given (`Tool` objects, or plain functions, wrapped as `Tool.from_function` does,
+or a `ToolBox` read again before each step) run for up to ``max_steps`` (5) model steps. The
+prompt and options are checked before any model call (`agentos.api.call_checks`), and a bad one
+raises `GMIError` naming it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, Unpack, cast
 
 from agentos.core.messages import ContentPart, Message, Role
-from agentos.llm.budget import SpendBudget
+from agentos.llm.budget import JointBudget, SpendBudget
 from agentos.llm.gateway import (
     CompletionGateway,
     FallbackLeg,
@@ -24,7 +25,9 @@ from agentos.llm.metering import MeteringContext
 from agentos.llm.model import ChatModel, CompletionOptions, ToolChoice, thinking_budget_tokens
 from agentos.loop import LoopHooks
 from agentos.storage.ledger import UsageLedger
+from agentos.tools.orchestrator import ToolGate
 from agentos.tools.tool import Tool
+from agentos.tools.toolbox import ToolBox
 
 from .agent_hooks import (
     AfterGenerationContext,
@@ -34,6 +37,7 @@ from .agent_hooks import (
     wrap_before_generation,
     wrap_before_tool,
 )
+from .approvals import ToolApprovalGate, check_approve_tool, tool_gate
 from .call_checks import (
     cache_diagnostics_request,
     check_call_options,
@@ -55,6 +59,7 @@ __all__ = [
     "TextOptions",
     "generate_text",
     "stream_text",
+    "tool_set",
 ]
 
 DEFAULT_MAX_STEPS = 5
@@ -68,8 +73,10 @@ class TextOptions(TypedDict, total=False):
       string, or a `ChatModel` instance as ``model``. Neither: the first provider whose key is
       set, else the embedded local model.
     - ``system``, ``messages``: a leading system prompt and the earlier turns.
-    - ``tools`` (`Tool` objects or plain functions), ``max_steps`` (5), ``tool_choice``: the
-      tool loop. ``tool_choice`` is ``auto`` when tools are offered and unset, and goes with
+    - ``tools`` (`Tool` objects or plain functions, or a `ToolBox`), ``max_steps`` (5),
+      ``tool_choice``: the tool loop. A `ToolBox` is read again before each step: a tool
+      added to it while the call runs (by one of its tools) is offered from the next step.
+      ``tool_choice`` is ``auto`` when tools are offered and unset, and goes with
       every step (as a GMI turn sends it on each call), so ``"required"`` keeps calling tools
       until ``max_steps``.
     - ``chain_of_thought``: ``True`` (or an instruction of your own) puts a reasoning
@@ -84,7 +91,14 @@ class TextOptions(TypedDict, total=False):
       gateway's hops (unset fallback: the policy-aware chain from the provider keys in the
       environment; ``[]``: none). A retryable failure before output moves to the next hop.
     - ``budget``: a `SpendBudget` every model call is checked against before it is sent; the
-      call's worst case stays reserved until it settles (DESIGN §5.18).
+      call's worst case stays reserved until it settles (DESIGN §5.18). A `JointBudget` holds
+      each model call to several budgets: refused when any refuses, charged to each (an
+      ancestor they share once).
+    - ``approve_tool``: a gate asked about each tool call after ``on_before_tool_execution``,
+      with the arguments the hook left: ``approve_tool(call)`` returns ``True`` / ``False`` or
+      an `ApprovalDecision` (or an awaitable of one). A call it does not approve is skipped and
+      the model gets the error result ``"Tool call '<name>' was not approved: <reason>"``; a
+      gate that raises does not approve, the exception as the reason.
     - ``usage_ledger``: a ledger that gets one row per finished step, billed failure or step
       left early (estimated, DESIGN §5.19); the process-wide observer gets an event either way.
     - ``response_schema`` (a pydantic model or a JSON schema) and ``schema_name``: ask for a
@@ -103,7 +117,7 @@ class TextOptions(TypedDict, total=False):
     model: str | ChatModel | None
     system: str | None
     messages: Sequence[Message] | None
-    tools: Sequence[Tool | Callable[..., Any]] | None
+    tools: Sequence[Tool | Callable[..., Any]] | ToolBox | None
     max_steps: int
     tool_choice: ToolChoice | None
     chain_of_thought: bool | str
@@ -123,7 +137,8 @@ class TextOptions(TypedDict, total=False):
     on_fallback: Callable[[BaseException, str], None] | None
     router: Router | None
     policy_tier: str | None
-    budget: SpendBudget | None
+    budget: SpendBudget | JointBudget | None
+    approve_tool: ToolApprovalGate | None
     usage_ledger: UsageLedger | None
     response_schema: ResponseSchema | None
     schema_name: str | None
@@ -179,9 +194,11 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
     messages = options.get("messages")
     check_prompt(prompt, messages_given=bool(messages))
     check_call_options(options)
-    tool_list = tools_option(options.get("tools"))
+    tool_list = tool_set(options.get("tools"))
+    approve = options.get("approve_tool")
+    check_approve_tool(approve)
     tool_choice = options.get("tool_choice")
-    check_tool_choice(tool_choice, tool_list)
+    check_tool_choice(tool_choice, list(tool_list))
     max_steps = options.get("max_steps", DEFAULT_MAX_STEPS)
     stop = options.get("stop")
     chain_of_thought = options.get("chain_of_thought", False)
@@ -223,7 +240,18 @@ def _prepare(prompt: str | list[ContentPart] | None, options: TextOptions) -> Te
     check_options = getattr(primary.model, "check_options", None) if primary else None
     if callable(check_options):
         check_options(completion)
-    return TextRun(turn, history, tool_list, completion, max_steps, spec, hooks)
+    gate: ToolGate | None = tool_gate(approve) if approve is not None else None
+    return TextRun(turn, history, tool_list, completion, max_steps, spec, hooks, gate)
+
+
+def tool_set(value: object, option: str = "tools") -> ToolBox | list[Tool]:
+    """The ``tools`` option: a `ToolBox` as it is (read live), else `tools_option`'s list.
+
+    Raises `GMIError` naming ``option`` as `tools_option` does.
+    """
+    if isinstance(value, ToolBox):
+        return value
+    return tools_option(value, option)
 
 
 def _hooks(options: TextOptions) -> LoopHooks:
@@ -246,8 +274,8 @@ def _gateway(options: TextOptions) -> CompletionGateway:
     if instance is not None and options.get("provider") is not None:
         invalid("provider", "pass either a model instance or a provider, not both")
     budget = options.get("budget")
-    if budget is not None and not isinstance(budget, SpendBudget):
-        invalid("budget", f"must be a SpendBudget, got {type(budget).__name__}")
+    if budget is not None and not isinstance(budget, SpendBudget | JointBudget):
+        invalid("budget", f"must be a SpendBudget or a JointBudget, got {type(budget).__name__}")
     return build_gateway(
         GatewayDefaults(
             provider=options.get("provider"),

@@ -30,18 +30,20 @@ from agentos.memory.manager import CognitiveMemoryManager
 from agentos.storage.session_store import SessionStore
 from agentos.substrate.gmi import GMI
 from agentos.tools.tool import Tool
+from agentos.tools.toolbox import ToolBox
 
 from .agent_export import AgentExport, export_agent_config
 from .agent_options import GENERATE_CALL_OPTIONS, AgentOptions
+from .approvals import check_approve_tool, tool_gate
 from .call_checks import (
     check_call_options,
     check_prompt,
     check_session_ids,
     refuse_unknown_options,
-    tools_option,
 )
 from .capability_contract import warn_unapplied
 from .cognition import ResolvedCognition, resolve_cognition
+from .generate import tool_set
 from .gmi_build import GmiBuilder
 from .gmi_engine import GmiEngine
 from .gmi_session_open import (
@@ -54,7 +56,11 @@ from .gmi_session_open import (
 from .gmi_session_registry import SessionRegistry
 from .gmi_turn import GmiTurnRun
 from .memory_provider import MemoryProviderWarning, memory_timeout_ms
-from .option_checks import check_agent_options, spend_budget_from_option
+from .option_checks import (
+    call_budget_from_option,
+    check_agent_options,
+    spend_budget_from_option,
+)
 from .results import ErrorPart, GenerateTextResult
 from .session import AgentSession
 from .stream_result import StreamTextResult
@@ -64,7 +70,8 @@ __all__ = ["CALL_OPTIONS", "GmiAgent", "create_gmi", "gmi"]
 
 CALL_OPTIONS = GENERATE_CALL_OPTIONS | {"abort_signal"}
 """What `GmiAgent.generate()` / `stream()` take per call (spec: agent.generate()): the
-legacy agent's per-call options and ``abort_signal``."""
+legacy agent's per-call options (``approve_tool`` and a `JointBudget` ``budget`` included) and
+``abort_signal``."""
 
 
 class GmiAgent:
@@ -72,7 +79,8 @@ class GmiAgent:
 
     def __init__(self, options: AgentOptions) -> None:
         check_agent_options(options, runtime="gmi")
-        self._tools: list[Tool] = tools_option(options.get("tools"))  # functions wrapped once
+        # Functions wrapped once; a ToolBox is kept, read again before each model step.
+        self._tools: list[Tool] | ToolBox = tool_set(options.get("tools"))
         warn_unapplied(options, runtime="gmi", stacklevel=4)
         if "tools" in options:
             options = {**options, "tools": self._tools}
@@ -86,11 +94,16 @@ class GmiAgent:
                 ),
                 stacklevel=3,
             )
-        self.budget: SpendBudget | None = spend_budget_from_option(options.get("budget"))
+        self._budget: SpendBudget | None = spend_budget_from_option(options.get("budget"))
         self._builder = GmiBuilder(
             options, self.cognition, self._tools, persona_id=f"agent-{uuid.uuid4().hex[:12]}"
         )
         self._registry = SessionRegistry()
+
+    @property
+    def budget(self) -> SpendBudget | None:
+        """The agent's own `SpendBudget` (its ``budget`` option), shared by all its calls."""
+        return self._budget
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -130,7 +143,7 @@ class GmiAgent:
             self._session_gmi,
             history,
             memory=hooks if provider is not None else None,  # no provider: nothing to ask
-            budget=self.budget,
+            budget=self._budget,
             ledger=options.get("usage_ledger"),
         )
         created = AgentSession(
@@ -147,7 +160,7 @@ class GmiAgent:
 
     async def _session_gmi(self, session: AgentSession) -> GMI:
         built = await self._builder.build()
-        return await self._builder.new_gmi(built, session=session, budget=self.budget, memory=True)
+        return await self._builder.new_gmi(built, session=session, budget=self._budget, memory=True)
 
     # -- one-off calls ----------------------------------------------------------------------
 
@@ -155,14 +168,19 @@ class GmiAgent:
         """One turn on a GMI built for this call: 'light' profile, no history, no memory.
 
         Takes `CALL_OPTIONS` (temperature, max_tokens, top_p, response_schema, schema_name,
-        model, provider, max_steps, usage_ledger, abort_signal, budget) and refuses any other,
-        naming it; ``budget`` replaces the agent's for this call. The prompt and options are
-        checked first, as `generate_text()` checks them.
+        model, provider, max_steps, usage_ledger, abort_signal, budget, approve_tool) and
+        refuses any other, naming it; ``budget`` (a `SpendBudget`, budget settings or a
+        `JointBudget` holding the call to several budgets) replaces the agent's for this call.
+        ``approve_tool`` is asked about each tool call after ``on_before_tool_execution``, as
+        `PlainAgent.generate` describes. The prompt and options are checked first, as
+        `generate_text()` checks them.
         """
         check_prompt(prompt)
         refuse_unknown_options(call, CALL_OPTIONS)
         check_call_options(call)
-        budget = spend_budget_from_option(call.get("budget")) or self.budget
+        approve = call.get("approve_tool")
+        check_approve_tool(approve)
+        budget = call_budget_from_option(call.get("budget")) or self._budget
         schema = call.get("response_schema")
         spec = structured_spec(schema, call.get("schema_name")) if schema is not None else None
         forwarded: dict[str, Any] = {
@@ -197,6 +215,7 @@ class GmiAgent:
             after=after,
             structured=spec,
             abort_signal=call.get("abort_signal"),
+            tool_gate=tool_gate(approve) if approve is not None else None,
         )
         return StreamTextResult(run, schema)
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentos.core.messages import Message
-from agentos.llm.budget import SpendBudget
+from agentos.llm.budget import BudgetLike
 from agentos.llm.credentials import ProviderCredentials
 from agentos.llm.embedding_resolve import EmbeddingSettings, resolve_embedder, verify_embedder
 from agentos.llm.gateway import CompletionGateway, GatewayDefaults
@@ -41,6 +41,7 @@ from agentos.substrate.gmi import GMI
 from agentos.substrate.memory_bridge import CognitiveMemoryBridge
 from agentos.tools.orchestrator import ToolOrchestrator
 from agentos.tools.tool import Tool
+from agentos.tools.toolbox import ToolBox
 
 from .agent_hooks import wrap_after_generation, wrap_before_generation, wrap_before_tool
 from .agent_options import AgentOptions
@@ -95,7 +96,7 @@ class GmiBuilder:
         self,
         options: AgentOptions,
         cognition: ResolvedCognition,
-        tools: Sequence[Tool],
+        tools: Sequence[Tool] | ToolBox,
         persona_id: str,
     ) -> None:
         self.options = options
@@ -149,7 +150,7 @@ class GmiBuilder:
         built: GmiAgentBuild,
         *,
         session: AgentSession | None,
-        budget: SpendBudget | None,
+        budget: BudgetLike | None,
         memory: bool,
         max_steps: int | None = None,
         ledger: UsageLedger | None = None,
@@ -185,7 +186,11 @@ class GmiBuilder:
             persona,
             GMIConfig(
                 gateway=self._gateway(built, context, budget, ledger),
-                tool_orchestrator=ToolOrchestrator(self._tools, check_capabilities=False),
+                # A turn's approve_tool reaches the orchestrator as CALL_TOOL_GATE (`GmiTurnRun`);
+                # a ToolBox is shared, so tools added to it while a turn runs are offered.
+                tool_orchestrator=ToolOrchestrator(
+                    self._tools, check_capabilities=False, call_gate=True
+                ),
                 max_tool_loop_iterations=max_steps or options.get("max_steps", DEFAULT_MAX_STEPS),
                 before_model_call=self._before_model_call(),
                 after_model_step=wrap_after_generation(after) if after is not None else None,
@@ -201,7 +206,7 @@ class GmiBuilder:
         self,
         built: GmiAgentBuild,
         context: MeteringContext,
-        budget: SpendBudget | None,
+        budget: BudgetLike | None,
         ledger: UsageLedger | None,
     ) -> CompletionGateway:
         options = self.options

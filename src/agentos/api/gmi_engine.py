@@ -24,9 +24,10 @@ from agentos.storage.session_history import SessionHistoryBuffer
 from agentos.substrate.chunks import GMIOutput
 from agentos.substrate.gmi import GMI
 
+from .approvals import check_approve_tool, tool_gate
 from .call_checks import check_call_options, refuse_unknown_options
 from .gmi_turn import GmiTurnRun
-from .option_checks import spend_budget_from_option
+from .option_checks import call_budget_from_option
 from .session import AgentSession, UsageCounter
 from .structured import structured_spec
 
@@ -44,9 +45,13 @@ SEND_OPTIONS = frozenset(
         "max_tokens",
         "abort_signal",
         "budget",
+        "approve_tool",
     }
 )
-"""What a `gmi()` session's ``send()`` / ``stream()`` takes (spec: session.send(input, options))."""
+"""What a `gmi()` session's ``send()`` / ``stream()`` takes (spec: session.send(input, options)).
+
+``budget`` may be a `JointBudget`; ``approve_tool`` is the tool-approval gate
+(`agentos.api.approvals`), asked after the agent's ``on_before_tool_execution``."""
 _FORWARDED = ("tool_choice", "request_timeout", "cache_diagnostics", "cache", "max_tokens")
 
 GmiFactory = Callable[[AgentSession], Awaitable[GMI]]
@@ -105,6 +110,8 @@ class GmiEngine:
         """A turn of ``session``: `SEND_OPTIONS` only, checked as `generate_text()` checks them."""
         refuse_unknown_options(options, SEND_OPTIONS)
         check_call_options(options)
+        approve = options.get("approve_tool")
+        check_approve_tool(approve)
         schema = options.get("response_schema")
         spec = structured_spec(schema, options.get("schema_name")) if schema is not None else None
         forwarded = {k: options[k] for k in _FORWARDED if options.get(k) is not None}
@@ -142,8 +149,9 @@ class GmiEngine:
             structured=spec,
             abort_signal=options.get("abort_signal"),
             context=context if memory is not None else None,  # nothing to ask: no call
-            budget=spend_budget_from_option(options.get("budget")),
+            budget=call_budget_from_option(options.get("budget")),
             block_label=options.get("block_label"),
+            tool_gate=tool_gate(approve) if approve is not None else None,
         )
 
     async def _gmi_for_turn(self, session: AgentSession, count: UsageCounter) -> GMI:

@@ -43,6 +43,7 @@ from agentos.substrate.gmi import GMI
 from agentos.substrate.turn_input import GMITurnInput
 from agentos.substrate.turn_options import NO_TURN_OPTIONS, TurnOptions
 from agentos.substrate.turn_stream import GMITurnStream
+from agentos.tools.orchestrator import CALL_TOOL_GATE, ToolGate
 
 from .abort import AbortSignal, abort_reason, is_aborted, wait_aborted
 from .call_checks import cache_diagnostics_request
@@ -124,6 +125,7 @@ class GmiTurnRun:
         context: Callable[[str], Awaitable[str | None]] | None = None,
         budget: BudgetLike | None = None,
         block_label: str | None = None,
+        tool_gate: ToolGate | None = None,
     ) -> None:
         self._gmi_for_turn = gmi
         self._history = history
@@ -137,6 +139,7 @@ class GmiTurnRun:
         self._context = context
         self._budget = budget
         self._block_label = block_label
+        self._tool_gate = tool_gate
         self._object: Any = None
         self._steps: list[StepResult] = []
         self._added: list[Message] = []
@@ -265,16 +268,22 @@ class GmiTurnRun:
         record.start(writer, stored_input)
 
     async def _start(self, gmi: GMI, turn_input: GMITurnInput, record: TurnRecord) -> GMITurnStream:
-        """The GMI's turn started under the call's spend budget, recording into ``record``."""
+        """The GMI's turn started under the call's spend budget and tool gate, into ``record``.
+
+        The gate is set even when the call has none, so a turn nested in another call's tool
+        never inherits that call's gate.
+        """
         token = CALL_BUDGET.set(self._budget) if self._budget is not None else None
+        gate_token = CALL_TOOL_GATE.set(self._tool_gate)
         try:
-            # Its task copies the budget context.
+            # Its task copies the budget and gate context.
             return gmi.process_turn_stream(turn_input, record=record)
         except BaseException:
             if record.writer is not None:
                 await record.writer.discard()  # nothing ran: the input goes, the lease is freed
             raise
         finally:
+            CALL_TOOL_GATE.reset(gate_token)
             if token is not None:
                 CALL_BUDGET.reset(token)
 

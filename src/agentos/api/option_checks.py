@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
-from agentos.llm.budget import SpendBudget
+from agentos.llm.budget import JointBudget, SpendBudget
 from agentos.llm.embedding import Embedder
 from agentos.llm.embedding_resolve import EmbeddingSettings, check_embedding_settings
 from agentos.llm.gateway import FallbackLeg
@@ -39,7 +39,12 @@ from .call_checks import (
 from .capability_contract import GMI_REFUSED, is_set
 from .cognition import check_cognition, resolve_mechanisms_option
 
-__all__ = ["OptionRangeError", "check_agent_options", "spend_budget_from_option"]
+__all__ = [
+    "OptionRangeError",
+    "call_budget_from_option",
+    "check_agent_options",
+    "spend_budget_from_option",
+]
 
 _OPTION_NAMES = frozenset(AgentOptions.__annotations__)
 
@@ -358,3 +363,14 @@ def _check_learning(learning: object) -> None:
         value = learning.get(key)
         if value is not None and not isinstance(value, bool):
             invalid(f"learning.{key}", f"must be a bool, got {value!r}")
+
+
+def call_budget_from_option(budget: object) -> SpendBudget | JointBudget | None:
+    """A call's ``budget``: a `JointBudget` as it is, else `spend_budget_from_option`'s.
+
+    A `JointBudget` holds the call to several budgets (the spec's seat: the agency's and the
+    member's own), refused when either refuses and charged to both, an ancestor they share once.
+    """
+    if isinstance(budget, JointBudget):
+        return budget
+    return spend_budget_from_option(budget)

@@ -60,13 +60,14 @@ SESSION_CALL_OPTIONS: frozenset[str] = frozenset(
         "max_steps",
         "usage_ledger",
         "budget",
+        "approve_tool",
     }
 )
 """The options a plain agent's ``session.send()`` and ``stream()`` take (another is refused):
 ``temperature``, ``max_tokens``, ``top_p``, ``response_schema``, ``schema_name``,
 ``tool_choice``, ``request_timeout``, ``cache_diagnostics``, ``model``, ``provider``,
-``max_steps``, ``usage_ledger`` and ``budget`` (a `SpendBudget` or budget settings, replacing
-the agent's for this turn)."""
+``max_steps``, ``usage_ledger``, ``budget`` (a `SpendBudget`, budget settings or a `JointBudget`,
+replacing the agent's for this turn) and ``approve_tool`` (the tool-approval gate)."""
 
 CallOptionsMerger = Callable[[str, dict[str, Any], frozenset[str]], TextOptions]
 """The agent's check of a call's options, laid over its own (raises naming a bad one)."""

@@ -11,6 +11,10 @@ With cache diagnostics asked for (``options.cache_diagnostics``), every step sen
 first with the request the caller gave, each later one naming the previous step's response
 (its ``provider_message_id``, or none when that step reported no id).
 
+A call's ``approve_tool`` gate (``gate``) is asked about each call the before-tool hook lets run;
+a `ToolBox` given as ``tools`` is read again before each step, so a tool added meanwhile is
+offered and runs.
+
 The loop's events become the stream's parts here, once: `TextDeltaPart`, `ToolCallPart`,
 `StepFinishPart` (with its `StepResult`) and `ToolResultPart`; usage reports are not parts.
 """
@@ -33,8 +37,9 @@ from agentos.loop import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentos.tools.orchestrator import ToolOrchestrator
+from agentos.tools.orchestrator import ToolGate, ToolOrchestrator
 from agentos.tools.tool import Tool
+from agentos.tools.toolbox import ToolBox
 
 from .results import (
     GenerateTextResult,
@@ -61,19 +66,22 @@ class TextRun:
         self,
         turn: GatewayTurn,
         messages: Sequence[Message],
-        tools: Sequence[Tool],
+        tools: Sequence[Tool] | ToolBox,
         options: CompletionOptions,
         max_steps: int,
         structured: StructuredSpec | None = None,
         hooks: LoopHooks | None = None,
+        gate: ToolGate | None = None,
     ) -> None:
         self.history: list[Message] = list(messages)
         self._start = len(self.history)
         self.structured = structured
         # The lightweight path runs no capability checks (spec: agent() tools run as given).
-        orchestrator = ToolOrchestrator(tools, check_capabilities=False)
-        # A structured step is sent without tools (spec: Completion options).
-        offered = [] if structured is not None else [tool.definition() for tool in tools]
+        # ``gate`` is the call's approve_tool, asked after the before-tool hook let a call run.
+        orchestrator = ToolOrchestrator(tools, check_capabilities=False, gate=gate)
+        # A structured step is sent without tools (spec: Completion options). A box's tools are
+        # listed again before each step (`OfferedTools`).
+        offered = [] if structured is not None else orchestrator.list_tools()
         self.loop = StepLoop(
             turn,
             self._prompt,

@@ -49,6 +49,7 @@ from agentos.llm.provider_manager import AIModelProviderManager
 from agentos.llm.resolve import (
     KNOWN_PROVIDERS,
     ProviderInfo,
+    configured_provider,
     get_default_provider,
     register_provider,
     resolve_model,
@@ -96,6 +97,7 @@ __all__ = [
     "context_window",
     "create_completion_gateway",
     "find_model",
+    "configured_provider",
     "get_default_provider",
     "get_global_llm_observer",
     "is_retryable_error",

@@ -53,6 +53,7 @@ from agentos.llm.model import ChatModel
 __all__ = [
     "KNOWN_PROVIDERS",
     "ProviderInfo",
+    "configured_provider",
     "get_default_provider",
     "prefixed_provider",
     "register_provider",
@@ -354,19 +355,23 @@ def resolve_model(
     return info.factory(model_id or info.default_model, key, endpoint)
 
 
+def configured_provider(env: Mapping[str, str] | None = None) -> str | None:
+    """The provider a model with no provider runs on, or ``None`` for the local model.
+
+    The default provider (`set_default_provider`), else the first known provider whose key or
+    endpoint variable is set in ``env`` (the process environment by default).
+    """
+    if _default_provider is not None:
+        return _default_provider
+    env = os.environ if env is None else env
+    known = (p for p in KNOWN_PROVIDERS.values() if p.factory is not None)
+    return next((p.id for p in known if _has_credentials(p, env)), None)
+
+
 def _chosen_provider(provider: str | None, env: Mapping[str, str]) -> str:
     """``provider``, else the default one, else the first with credentials, else ``local``."""
     if provider is None:
-        provider = _default_provider
-    if provider is None:
-        provider = next(
-            (
-                p.id
-                for p in KNOWN_PROVIDERS.values()
-                if p.factory is not None and _has_credentials(p, env)
-            ),
-            None,
-        )
+        provider = configured_provider(env)
     if provider is None:
         if not local_model_available():
             raise GMIError(

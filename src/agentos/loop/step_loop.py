@@ -36,6 +36,10 @@ The parameters the spec makes differ between paths are ``fail_closed`` (a GMI tu
 ``execution_policy``; `ToolRound` says what it does) and ``run_all_calls`` (above). ``external``
 names the tools the host runs (DESIGN §5.24): a round runs its other calls, then yields
 `ToolsPausedEvent` with the host's calls and the loop ends.
+
+``tools`` given as an `agentos.tools.OfferedTools` (what a tool orchestrator lists) are read
+again before each step, so a tool added to the orchestrator's `ToolBox` while the loop runs (by
+one of its own tool calls) is offered from the next step on (issue 14: member-call plumbing).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from agentos.llm.model import (
 )
 from agentos.llm.schema_prompt import place_schema_prompt
 from agentos.tools.orchestrator import skipped_by_hook
+from agentos.tools.toolbox import OfferedTools
 
 from .collector import StepCollector
 from .events import (
@@ -108,6 +113,8 @@ class StepLoop:
         self.prompt = prompt
         self.record = record
         self.run_tool = run_tool
+        # An orchestrator's listing is read again before each step (tools added meanwhile).
+        self._offered = tools if isinstance(tools, OfferedTools) else None
         self.tools = list(tools)
         self.options = _offer_tools(options, self.tools)
         self.max_steps = max_steps
@@ -125,6 +132,11 @@ class StepLoop:
         options = self.options
         previous: StepFinishedEvent | None = None
         for index in range(self.max_steps):
+            if self._offered is not None:
+                offered = self._offered.current()  # a new list when it changed: sent requests
+                if offered is not self.tools:  # keep the list they were sent with
+                    self.tools = offered
+                    options = _offer_tools(options, offered)
             if previous is not None and options.cache_diagnostics is not None:
                 # Each later step is compared with the previous step's response.
                 request = CacheDiagnosticsRequest(previous.provider_message_id)

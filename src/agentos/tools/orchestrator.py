@@ -16,8 +16,10 @@ an error `ToolResult` the model sees: ``is_error=True``, ``error_details`` ``{"c
 4. the arguments are a string that is not JSON, or not a JSON object: ``SYS_VALIDATION_ERROR``
    (``ToolCall.unparsed_arguments``, the text a model sent that did not parse, included);
 5. the arguments do not fit the schema: ``SYS_VALIDATION_ERROR`` naming the tool and each field;
-6. human-in-the-loop approval (below) refuses the call: ``AUTH_PERMISSION_DENIED``;
-7. the handler raises: ``TOOL_EXECUTION_FAILED`` with the exception's type and text, except that a
+6. the call's approval gate (below) does not approve it: ``AUTH_PERMISSION_DENIED``, the text
+   ``"Tool call '<name>' was not approved: <reason>"`` (`not_approved_result`);
+7. human-in-the-loop approval (below) refuses the call: ``AUTH_PERMISSION_DENIED``;
+8. the handler raises: ``TOOL_EXECUTION_FAILED`` with the exception's type and text, except that a
    `GMIError` the handler raises keeps its own code (the tool chose it).
 
 Arguments given as a string that does not parse are reported as ``Failed to parse arguments for
@@ -41,6 +43,18 @@ fit the schema. The outcomes, all ``AUTH_PERMISSION_DENIED`` with ``details["rea
 refuses every side-effect tool (unless auto-approved). ``require_approval_for_side_effects=False``
 switches the gate off while keeping the rest of the configuration. Tools without side effects
 never wait for approval, and side-effect tools are still offered to the model.
+
+The approval gate (issue 14: the ``approve_tool`` an agent's call is given, which ``agency()``
+passes with each call to a member) is asked about every call that would run, whatever its tool:
+``gate`` given to the orchestrator, else, for one built with ``call_gate=True``, the one
+`CALL_TOOL_GATE` holds in the calling context (how a GMI's turn gets its call's gate; a turn
+without one sets ``None``, so a call nested in another's tool never inherits it). It returns
+``None`` to let the call run, or the
+error result the model gets instead.
+
+The tools may be a `ToolBox` the caller keeps: the orchestrator then reads it at each use, so a
+tool added to the box while a turn runs is listed (`list_tools` gives an `OfferedTools` the step
+loop reads again before each step) and runs.
 """
 
 from __future__ import annotations
@@ -49,6 +63,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 from agentos.core.errors import GMIError, GMIErrorCode
@@ -57,11 +72,15 @@ from agentos.core.tool_results import tool_error_result
 from agentos.llm.model import ToolDefinition
 from agentos.tools.context import ToolExecutionContext
 from agentos.tools.tool import Tool, ToolArgumentsError
+from agentos.tools.toolbox import OfferedTools, ToolBox
 
 __all__ = [
+    "CALL_TOOL_GATE",
     "HITL_REJECTED",
+    "ToolGate",
     "ToolApprover",
     "ToolOrchestrator",
+    "not_approved_result",
     "skipped_by_hook",
     "tool_error_result",
 ]
@@ -70,6 +89,12 @@ ToolApprover: TypeAlias = Callable[
     [ToolCall, Tool, ToolExecutionContext | None], bool | Awaitable[bool]
 ]
 """Asked before a side-effect tool runs: ``True`` approves, anything else rejects."""
+
+ToolGate: TypeAlias = Callable[[ToolCall], Awaitable[ToolResult | None]]
+"""A call's approval gate: ``None`` lets the call run, a result is what the model gets instead."""
+
+CALL_TOOL_GATE: ContextVar[ToolGate | None] = ContextVar("agentos_call_tool_gate", default=None)
+"""The approval gate of the call running in this context, for an orchestrator built without one."""
 
 HITL_REJECTED = "HITL rejected"
 """The ``details["reason"]`` of a call the human-in-the-loop approver rejected."""
@@ -87,11 +112,14 @@ class ToolOrchestrator:
     ``approve``, ``hitl``, ``require_approval_for_side_effects`` and
     ``auto_approve_without_approver`` configure human-in-the-loop approval of side-effect tools
     (see the module docs). ``hitl=False`` with an ``approve`` callback raises `ValueError`.
+    ``gate`` is the call's approval gate (else, with ``call_gate``, `CALL_TOOL_GATE`'s).
+    ``tools`` given as a
+    `ToolBox` is read live (see the module docs); a list is copied into a box of its own.
     """
 
     def __init__(
         self,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | Callable[..., Any]] | ToolBox = (),
         *,
         allowed_capabilities: Iterable[str] | None = None,
         check_capabilities: bool = True,
@@ -101,17 +129,18 @@ class ToolOrchestrator:
         require_approval_for_side_effects: bool = True,
         auto_approve_without_approver: bool = False,
         external: Iterable[ToolDefinition | Tool] = (),
+        gate: ToolGate | None = None,
+        call_gate: bool = False,
     ) -> None:
-        self._tools: dict[str, Tool] = {}
-        for given in tools:
-            item = Tool.coerce(given)  # a plain function is wrapped as Tool.from_function does
-            if item.name in self._tools:
-                raise ValueError(f"two tools are named {item.name!r}")
-            self._tools[item.name] = item
+        # A caller's box is shared (tools it gains later count); a list goes into a box of its
+        # own, which wraps plain functions and refuses two tools of one name.
+        self._tools = tools if isinstance(tools, ToolBox) else ToolBox(tools)
+        self.gate = gate
+        self.call_gate = call_gate
         self._external: dict[str, ToolDefinition] = {}
         for declared in external:
             definition = declared.definition() if isinstance(declared, Tool) else declared
-            if definition.name in self._tools or definition.name in self._external:
+            if self._tools.get(definition.name) is not None or definition.name in self._external:
                 raise ValueError(f"two tools are named {definition.name!r}")
             self._external[definition.name] = definition
         if isinstance(allowed_capabilities, str) or isinstance(disabled, str):
@@ -124,12 +153,13 @@ class ToolOrchestrator:
         self.approve = approve
         self.hitl: bool = approve is not None if hitl is None else hitl
         self.require_approval_for_side_effects = require_approval_for_side_effects
+        self._listing: tuple[tuple[object, ...], list[ToolDefinition]] | None = None
         self.auto_approve_without_approver = auto_approve_without_approver
 
     @property
     def tools(self) -> Mapping[str, Tool]:
         """Every registered tool by name, disabled and denied ones included."""
-        return dict(self._tools)
+        return {tool.name: tool for tool in self._tools}
 
     def missing_capabilities(self, tool: Tool) -> list[str]:
         """The tool's required capabilities that are not allowed (empty with checks off)."""
@@ -142,18 +172,27 @@ class ToolOrchestrator:
         return self.hitl and self.require_approval_for_side_effects and tool.has_side_effects
 
     def list_tools(self, context: ToolExecutionContext | None = None) -> list[ToolDefinition]:
-        """The tools a turn may offer the model, in registration order.
+        """The tools a turn may offer the model, in registration order (an `OfferedTools`).
 
         Disabled tools are left out, and, with capability checks on, tools whose required
         capabilities are not all allowed. ``context`` is the turn's (reference:
-        ``listAvailableTools(ctx)``); the checks here do not depend on it yet.
+        ``listAvailableTools(ctx)``); the checks here do not depend on it yet. The list's
+        `OfferedTools.current` reads them again, tools added to the box since included.
         """
+        return OfferedTools(self._offered)
+
+    def _offered(self) -> list[ToolDefinition]:
+        """The listing, built again only when the box grew or a filter changed (a new list)."""
+        key = (len(self._tools), self.disabled, self.allowed_capabilities, self.check_capabilities)
+        if self._listing is not None and self._listing[0] == key:
+            return self._listing[1]
         offered = [
             tool.definition()
-            for tool in self._tools.values()
+            for tool in self._tools
             if tool.name not in self.disabled and not self.missing_capabilities(tool)
         ]
         offered.extend(d for name, d in self._external.items() if name not in self.disabled)
+        self._listing = (key, offered)
         return offered
 
     def is_external(self, name: str) -> bool:
@@ -189,6 +228,13 @@ class ToolOrchestrator:
             checked = tool.validate_arguments(_parse_arguments(call))
         except GMIError as exc:  # unparseable JSON or a ToolArgumentsError
             return tool_error_result(call, exc.code, exc.message, exc.details)
+        gate = self.gate
+        if gate is None and self.call_gate:
+            gate = CALL_TOOL_GATE.get()
+        if gate is not None:
+            refusal = await gate(call)
+            if refusal is not None:
+                return refusal
         if self.needs_approval(tool):
             refusal = await self._approval_refusal(call, tool, context)
             if refusal is not None:
@@ -280,4 +326,23 @@ def skipped_by_hook(call: ToolCall) -> ToolResult:
         call,
         GMIErrorCode.PERMISSION_DENIED,
         f"Tool '{call.name}' was not run: a before-tool hook skipped it.",
+    )
+
+
+NO_REASON = "no reason given"
+"""The reason a refusal without one is reported with."""
+
+
+def not_approved_result(call: ToolCall, reason: str | None) -> ToolResult:
+    """The error result the model gets for a call an approval gate did not approve.
+
+    Its text is ``"Tool call '<name>' was not approved: <reason>"`` (``"no reason given"``
+    when ``reason`` is ``None`` or blank); ``details["reason"]`` keeps the reason.
+    """
+    why = reason if reason is not None and reason.strip() else NO_REASON
+    return tool_error_result(
+        call,
+        GMIErrorCode.PERMISSION_DENIED,
+        f"Tool call '{call.name}' was not approved: {why}",
+        {"reason": why},
     )

@@ -31,6 +31,7 @@ from pydantic_core import to_jsonable_python
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.model import ToolDefinition
 from agentos.tools.context import ToolExecutionContext
+from agentos.tools.schema_check import check_json_schema
 
 __all__ = ["Tool", "ToolArgumentsError", "tool"]
 
@@ -181,7 +182,7 @@ class Tool:
         A schema that is not valid JSON schema (draft 2020-12) raises `ValueError` naming the tool.
         """
         try:
-            jsonschema.Draft202012Validator.check_schema(dict(parameters))
+            check_json_schema(parameters)
         except jsonschema.SchemaError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
             raise ValueError(
