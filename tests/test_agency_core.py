@@ -480,3 +480,10 @@ async def test_a_refusal_by_the_members_budget_runs_the_agency_budgets_function(
     assert member.requests == []
     assert told == ["own"]
     assert result.metadata["budget_exhausted"]["agent"] == "solo"
+
+
+@pytest.mark.parametrize("name", ["manager", "synthesizer", "judge", "specialist_judge"])
+def test_a_member_may_not_take_the_name_of_the_agencys_own_agents(name: str) -> None:
+    error = refusal(agents={name: {"model": model("x")}})
+    assert error.details == {"option": "agents", "agent": name}
+    assert "agent_calls must tell apart" in error.message

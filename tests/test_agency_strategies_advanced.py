@@ -372,6 +372,7 @@ async def test_the_forge_refuses_reserved_invalid_and_existing_roles() -> None:
                     ToolCall("s1", "spawn_specialist", {"role": "plan", "instructions": "i"}),
                     ToolCall("s2", "spawn_specialist", {"role": "9lives", "instructions": "i"}),
                     ToolCall("s3", "spawn_specialist", {"role": "writer", "instructions": "i"}),
+                    ToolCall("s4", "spawn_specialist", {"role": "manager", "instructions": "i"}),
                 ]
             )
         return "done"
@@ -383,10 +384,11 @@ async def test_the_forge_refuses_reserved_invalid_and_existing_roles() -> None:
         emergent={"enabled": True},
     )
     result = await team.generate(TASK)
-    reserved, invalid, existing = seen[1][2]
+    reserved, invalid, existing, own = seen[1][2]
     assert "reserved role name" in reserved
     assert "'9lives' is not a valid role" in invalid
     assert "already exists" in existing
+    assert "already exists" in own  # the agency's own agents' names are taken too
     assert seen[1][1] == ["delegate_to_writer", "spawn_specialist"]
     assert result.text == "done"
 

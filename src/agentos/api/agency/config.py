@@ -64,6 +64,8 @@ _APPROVAL_KEYS = frozenset({"before_tool", "before_agent", "before_emergent_spaw
 _NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]*$")
 _TOOL_NAME_MAX = 64
 _DELEGATE_PREFIX = "delegate_to_"
+HELPER_NAMES = frozenset({"manager", "synthesizer", "judge", "specialist_judge"})
+"""The names the agency's own plain agents carry in ``agent_calls``; no member may take one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +218,13 @@ def _check_name(name: object) -> None:
         )
     if len(_DELEGATE_PREFIX + name) > _TOOL_NAME_MAX:
         refuse("agents", f"member name {name!r} is too long for a tool name", agent=name)
+    if name in HELPER_NAMES:
+        refuse(
+            "agents",
+            f"member name {name!r} is the name of one of the agency's own agents "
+            f"({', '.join(sorted(HELPER_NAMES))}), which agent_calls must tell apart",
+            agent=name,
+        )
 
 
 def _depends_on(name: str, spec: object) -> tuple[str, ...]:

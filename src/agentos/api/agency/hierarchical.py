@@ -39,7 +39,7 @@ from agentos.tools import Tool, ToolBox
 
 from ..agent import agent
 from ..approvals import ApprovalRequest, ask
-from .config import AgencyPlan, Member, refuse, refuse_unknown
+from .config import HELPER_NAMES, AgencyPlan, Member, refuse, refuse_unknown
 from .review_loop import parse_verdict
 from .run import AgencyRun, member_failed
 
@@ -219,7 +219,7 @@ def _forge(plan: AgencyPlan, model_judge: SpecialistJudge) -> SpecialistForge | 
         return SpecialistForge(
             max_specialists=cap,
             require_justification=options.get("require_justification", False),
-            existing_roles=[member.name for member in plan.members],
+            existing_roles=[*(member.name for member in plan.members), *sorted(HELPER_NAMES)],
             judge=model_judge if judge is True else judge or None,
             max_judge_calls=options.get("max_judge_calls"),
         )
