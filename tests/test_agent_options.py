@@ -34,6 +34,7 @@ from agentos.api.option_checks import (
 )
 from agentos.api.warnings import AgentOSWarning, UnappliedOptionsWarning
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.learning import LearningSettings
 from agentos.llm.budget import SpendBudget
 from agentos.memory.mechanisms import MechanismsConfig, resolve_mechanisms_config
 from agentos.persona.metaprompt_presets import PRESET_NAMES, SENTIMENT_PRESET_IDS
@@ -427,12 +428,12 @@ def test_cognition_config_sentiment_and_metaprompts() -> None:
     assert _resolved(cognition={"metaprompts": "all"}).metaprompt_presets == ()
 
 
-def test_learning_is_kept_as_given() -> None:
+def test_learning_resolves_to_its_switches() -> None:
+    # Spec (The option): "resolveCognition() returns the resolved switches as learning".
     assert _resolved().learning is None
     assert not _resolved(learning=False).learning_on
-    config = {"mode": "off"}
-    resolved = _resolved(learning=config)
-    assert resolved.learning is config
+    resolved = _resolved(learning={"mode": "off"})
+    assert resolved.learning == LearningSettings(mode="off")
     assert resolved.learning_on
     assert _resolved(learning=True).learning_on
 

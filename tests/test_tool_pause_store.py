@@ -468,7 +468,7 @@ def test_the_sqlite_store_is_wal_versioned_and_shares_the_database(tmp_path: Pat
         pauses = SQLiteToolPauseStore(database)
         assert pauses.database is database
         assert database.journal_mode == "wal"
-        assert database.schema_version(TOOL_PAUSE_STORE) == len(TOOL_PAUSE_MIGRATIONS) == 1
+        assert database.schema_version(TOOL_PAUSE_STORE) == len(TOOL_PAUSE_MIGRATIONS) == 2
         asyncio.run(pauses.save(pause()))
         pauses.close()  # a shared database stays open
         sessions.close()

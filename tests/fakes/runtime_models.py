@@ -13,7 +13,27 @@ from agentos.runtime.config import create_agentos_config
 from agentos.substrate.chunks import GMIOutput, GMIOutputChunk
 from agentos.testing import ScriptedModel
 
-__all__ = ["ChunkList", "WedgedModel", "carer", "drain", "start_runtime"]
+__all__ = [
+    "SELF_IMPROVEMENT_ON",
+    "TUTOR",
+    "ChunkList",
+    "WedgedModel",
+    "carer",
+    "drain",
+    "start_runtime",
+]
+
+TUTOR = PersonaDefinition.model_validate(
+    {
+        "id": "tutor",
+        "name": "Tutor",
+        "baseSystemPrompt": "You are a patient CS tutor.",
+        "personalityTraits": {"openness": 0.9, "conscientiousness": 0.95},
+    }
+)
+"""The ``tutor`` persona the learning and self-improvement runtime tests share."""
+SELF_IMPROVEMENT_ON = {"self_improvement": {"enabled": True}}
+"""A persona/runtime setting that turns the self-improvement tools on."""
 
 
 class WedgedModel(ScriptedModel):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import ContentPart
 from agentos.core.usage import ModelUsage
+from agentos.learning import LearningLayer
 from agentos.llm.budget import SpendBudget
 from agentos.llm.resolve import split_model_string
 from agentos.storage.session_history import DEFAULT_HISTORY_MAX_TOKENS, SessionHistoryBuffer
@@ -244,6 +245,11 @@ class PlainAgent:
     def budget(self) -> SpendBudget | None:
         """The agent's own `SpendBudget` (its ``budget`` option), shared by all its calls."""
         return self._budget
+
+    @property
+    def learning(self) -> LearningLayer | None:
+        """``None``: the lightweight path runs no GMI, so no learning layer (spec "Learning")."""
+        return None
 
     def export(self, metadata: Mapping[str, Any] | None = None) -> AgentExport:
         """The agent's options as a portable document (`agentos.api.agent_export`).

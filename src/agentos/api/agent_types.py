@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
+from agentos.learning import LearningLayer
 from agentos.llm.budget import SpendBudget
 from agentos.storage.history_events import HistoryEvent
 
@@ -89,6 +90,11 @@ class Agent(Protocol):
     @property
     def budget(self) -> SpendBudget | None:
         """The agent's own spend budget (its ``budget`` option), or ``None``."""
+        ...
+
+    @property
+    def learning(self) -> LearningLayer | None:
+        """The agent's learning layer (``learning`` on a GMI agent), else ``None``."""
         ...
 
     async def generate(self, prompt: str | list[ContentPart], **options: Any) -> GenerateTextResult:

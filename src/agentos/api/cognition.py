@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, TypedDict
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.learning import LearningSettings, check_learning
 from agentos.memory.mechanisms import MechanismsConfig, resolve_mechanisms_config
 from agentos.persona.metaprompt_presets import (
     ALL_PRESETS,
@@ -82,8 +83,11 @@ class ResolvedCognition:
     ``mechanisms`` is ``None`` (no mechanisms engine: always so with memory off) or the resolved
     `MechanismsConfig` (``MechanismsConfig()`` is all eight at their defaults).
     ``metaprompt_presets`` holds the short names of the sentiment presets the persona carries,
-    in `PRESET_NAMES` order (empty with sentiment off). ``learning`` is the agent's ``learning``
-    option as given (its layer resolves it); ``learning_on`` says whether it asks for a layer.
+    in `PRESET_NAMES` order (empty with sentiment off). ``learning`` is the resolved switches of
+    the agent's ``learning`` option (`check_learning` on the agent's profile: ``True`` on
+    'full' asks for traits, lessons and skills), ``None`` with learning unset or ``False``
+    (spec: "resolveCognition() returns the resolved switches as learning");
+    ``learning_on`` says whether there is a layer.
     """
 
     profile: Literal["light", "full", "custom"]
@@ -91,12 +95,12 @@ class ResolvedCognition:
     mechanisms: MechanismsConfig | None
     sentiment_on: bool
     metaprompt_presets: tuple[str, ...]
-    learning: bool | Mapping[str, Any] | None = None
+    learning: LearningSettings | None = None
 
     @property
     def learning_on(self) -> bool:
         """Whether ``learning`` asks for a layer (``True`` or a config; unset or False: none)."""
-        return self.learning is not None and self.learning is not False
+        return self.learning is not None
 
 
 def _invalid(option: str, why: str) -> NoReturn:
@@ -189,7 +193,7 @@ def resolve_cognition(options: Mapping[str, Any]) -> ResolvedCognition:
 
     Reads ``cognition``, ``memory``, ``cognitive_mechanisms`` and ``learning`` from the agent's
     options. Raises `GMIError` (``INVALID_ARGUMENT``) naming the option for an unknown profile
-    or preset, a bad `CognitionConfig` or bad mechanism settings.
+    or preset, a bad `CognitionConfig`, bad mechanism settings or a bad ``learning`` field.
     """
     cognition = options.get("cognition")
     check_cognition(cognition)
@@ -223,5 +227,5 @@ def resolve_cognition(options: Mapping[str, Any]) -> ResolvedCognition:
         mechanisms=mechanisms,
         sentiment_on=sentiment_on,
         metaprompt_presets=tuple(presets),
-        learning=learning,
+        learning=check_learning(learning, surface="gmi", profile=profile),
     )

@@ -14,6 +14,10 @@ budget (`SpendBudget`, shared by all sessions and calls; a call's ``budget`` rep
 call). The agent's ``on_fallback(error, provider)`` is called on each fallback through the GMI's
 own callback. The chain-of-thought instruction (on by default) goes first in the system prompt
 of each model call that offers tools. ``max_steps`` (5) is each turn's tool-loop limit.
+
+With ``learning`` on, the agent has one learning layer (`GmiAgent.learning`), and each session
+entry and each call a learner session of its own (`agentos.api.gmi_learning`): its GMIs send the
+personality section as a system prompt of their own at priority 2 (spec "Learning").
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, Unpack
 
 from agentos.core.messages import ContentPart, Message
 from agentos.core.usage import ModelUsage
+from agentos.learning import LearningLayer
 from agentos.llm.budget import SpendBudget
 from agentos.memory.manager import CognitiveMemoryManager
 from agentos.storage.session_store import SessionStore
@@ -46,6 +51,7 @@ from .cognition import ResolvedCognition, resolve_cognition
 from .generate import tool_set
 from .gmi_build import GmiBuilder
 from .gmi_engine import GmiEngine
+from .gmi_learning import CallLearner, agent_learning_layer
 from .gmi_session_open import (
     MemoryProviderHooks,
     check_same_user,
@@ -99,6 +105,17 @@ class GmiAgent:
             options, self.cognition, self._tools, persona_id=f"agent-{uuid.uuid4().hex[:12]}"
         )
         self._registry = SessionRegistry()
+        self._learning = agent_learning_layer(options, self.cognition)
+
+    @property
+    def learning(self) -> LearningLayer | None:
+        """The agent's learning layer, ``None`` with learning off (spec "Learning").
+
+        One per agent, built at construction: each session entry gets a learner session with its
+        first turn, each ``generate()`` / ``stream()`` call one of its own. `close()` ends every
+        session's and leaves the layer open; its ``manifest()`` reports the agent's loops.
+        """
+        return self._learning
 
     @property
     def budget(self) -> SpendBudget | None:
@@ -139,12 +156,14 @@ class GmiAgent:
             self.cognition.memory_on,
         )
         history = history_buffer(options.get("history", True), scope_id, durable)
+        learner = self._call_learner(session_id, user_id)
         engine = GmiEngine(
-            self._session_gmi,
+            lambda opened: self._session_gmi(opened, learner),
             history,
             memory=hooks if provider is not None else None,  # no provider: nothing to ask
             budget=self._budget,
             ledger=options.get("usage_ledger"),
+            on_release=learner.end if learner is not None else None,
         )
         created = AgentSession(
             session_id,
@@ -158,9 +177,18 @@ class GmiAgent:
         self._registry.add(created)
         return created
 
-    async def _session_gmi(self, session: AgentSession) -> GMI:
+    def _call_learner(self, session_id: str, user_id: str | None) -> CallLearner | None:
+        """The learner session of a session entry or a call; ``None`` with learning off."""
+        layer = self._learning
+        if layer is None:
+            return None
+        return CallLearner(layer, self.options, session_id=session_id, user_id=user_id)
+
+    async def _session_gmi(self, session: AgentSession, learner: CallLearner | None) -> GMI:
         built = await self._builder.build()
-        return await self._builder.new_gmi(built, session=session, budget=self._budget, memory=True)
+        return await self._builder.new_gmi(
+            built, session=session, budget=self._budget, memory=True, learner=learner
+        )
 
     # -- one-off calls ----------------------------------------------------------------------
 
@@ -188,6 +216,8 @@ class GmiAgent:
         }
         if spec is not None:
             forwarded.update(response_schema=spec.json_schema, schema_name=spec.name)
+        # Spec (Learners): one per call, with no user (no learner); it ends with the call.
+        learner = self._call_learner(f"call-{uuid.uuid4().hex}", None)
 
         async def one_off() -> GMI:
             built = await self._builder.build()
@@ -200,10 +230,13 @@ class GmiAgent:
                 memory=False,
                 max_steps=call.get("max_steps"),
                 ledger=call.get("usage_ledger"),
+                learner=learner,
             )
 
         async def after(output: Any, error: BaseException | None, usage: ModelUsage) -> None:
             self._registry.add_usage(usage, None)
+            if learner is not None:
+                await learner.end()
 
         run = GmiTurnRun(
             one_off,
@@ -262,6 +295,8 @@ class GmiAgent:
         (DESIGN §5.16); ``session.close()`` is what ends one. The store itself is the caller's
         and stays open, and the tools are not shut down. The agent stays usable: a session
         opened afterwards builds a new memory, in which an id's next opening is its first.
+        Every session's learner session ends with it; the learning layer stays open (spec
+        "Learning": "agent.close() ends every session's and leaves the layer open").
         """
         durable = isinstance(self.options.get("store"), SessionStore)
         await self._registry.close_all(keep_open=durable)

@@ -48,6 +48,7 @@ from .agent_options import AgentOptions
 from .cognition import ResolvedCognition
 from .gateway_factory import build_gateway, coerce_legs
 from .generate import DEFAULT_COT_INSTRUCTION, DEFAULT_MAX_STEPS
+from .gmi_learning import CallLearner
 from .gmi_persona import persona_from_agent_options
 from .session import AgentSession
 
@@ -154,11 +155,14 @@ class GmiBuilder:
         memory: bool,
         max_steps: int | None = None,
         ledger: UsageLedger | None = None,
+        learner: CallLearner | None = None,
     ) -> GMI:
         """A READY GMI on ``built`` for ``session`` (``None``: a one-off call, 'light' profile).
 
         ``memory`` connects the session's memory scope to the cognitive memory; ``budget``,
-        ``max_steps`` and ``ledger`` replace the agent's for this GMI.
+        ``max_steps`` and ``ledger`` replace the agent's for this GMI. ``learner`` (learning on)
+        gives the GMI its learner session: the GMI then sends the personality section as a
+        system prompt of its own at priority 2 (spec: The personality section).
         """
         options = self.options
         context = MeteringContext(
@@ -198,6 +202,7 @@ class GmiBuilder:
                 on_fallback=options.get("on_fallback"),
                 memory_bridge=bridge,
                 budget=budget,
+                learning=learner.for_gmi(persona) if learner is not None else None,
             ),
         )
         return gmi

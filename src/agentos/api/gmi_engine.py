@@ -81,8 +81,10 @@ class GmiEngine:
         memory: MemoryHooks | None = None,
         budget: BudgetLike | None = None,
         ledger: UsageLedger | None = None,
+        on_release: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self._build = build
+        self._on_release = on_release
         self._history = history
         self._memory = memory
         self._budget = budget
@@ -180,6 +182,12 @@ class GmiEngine:
             await self._gmi.replace_history(history.prompt_messages() if history else [])
 
     async def release(self) -> None:
-        """Shut the GMI down (a turn still running stops first)."""
+        """Shut the GMI down (a turn still running stops first), then call ``on_release``.
+
+        ``on_release`` ends the session's learner session (spec "Learning": a learner session
+        ends at session.close(), and agent.close() ends every session's).
+        """
         if self._gmi is not None:
             await self._gmi.shutdown()
+        if self._on_release is not None:
+            await self._on_release()

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.learning import check_learning
 from agentos.llm.budget import JointBudget, SpendBudget
 from agentos.llm.embedding import Embedder
 from agentos.llm.embedding_resolve import EmbeddingSettings, check_embedding_settings
@@ -24,11 +25,9 @@ from agentos.storage.ledger import UsageLedger
 from agentos.storage.session_store import SessionStore
 
 from .agent_options import (
-    LEARNING_MODES,
     AgentOptions,
     AgentRuntime,
     BudgetSettings,
-    LearningConfig,
 )
 from .call_checks import (
     check_completion_settings,
@@ -343,26 +342,12 @@ def _check_callables(options: Mapping[str, Any]) -> None:
 
 
 def _check_learning(learning: object) -> None:
-    """The types of ``learning`` (its layer is built elsewhere); raise naming the field."""
-    if learning is None or isinstance(learning, bool):
-        return
-    if not isinstance(learning, Mapping):
-        invalid("learning", f"must be a bool or a LearningConfig, got {type(learning).__name__}")
-    refuse_unknown_options(learning, LearningConfig.__annotations__, prefix="learning.")
-    mode = learning.get("mode")
-    if mode is not None and mode not in LEARNING_MODES:
-        invalid("learning.mode", f"must be 'on', 'frozen' or 'off', got {mode!r}")
-    agent_key = learning.get("agent_key")
-    if agent_key is not None and (not isinstance(agent_key, str) or not agent_key.strip()):
-        invalid("learning.agent_key", f"must be a non-blank string, got {agent_key!r}")
-    namespace = learning.get("namespace")
-    if namespace is not None and not isinstance(namespace, str):
-        invalid("learning.namespace", f"must be a string, got {namespace!r}")
-    _strings("learning.anonymous_user_ids", learning.get("anonymous_user_ids"))
-    for key in ("traits", "lessons", "skills"):
-        value = learning.get(key)
-        if value is not None and not isinstance(value, bool):
-            invalid(f"learning.{key}", f"must be a bool, got {value!r}")
+    """``learning`` checked as `check_learning` checks it on gmi(); raise naming the field.
+
+    Spec (The option): "A value of the wrong type, a blank agentKey or an unknown mode throws
+    naming the field: at construction on gmi()" (``learning`` or ``learning.<field>``).
+    """
+    check_learning(learning, surface="gmi")
 
 
 def call_budget_from_option(budget: object) -> SpendBudget | JointBudget | None:

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.emergent._checks import check_int, invalid
 from agentos.tools.tool import Tool
 
 __all__ = [
@@ -111,13 +112,13 @@ class SpecialistForge:
         judge: SpecialistJudge | None = None,
         max_judge_calls: int | None = None,
     ) -> None:
-        _check_count("max_specialists", max_specialists)
+        check_int("max_specialists", max_specialists, 0)
         if max_judge_calls is not None:
-            _check_count("max_judge_calls", max_judge_calls)
+            check_int("max_judge_calls", max_judge_calls, 0)
         if not isinstance(require_justification, bool):
-            raise _invalid("require_justification", "must be a bool")
+            raise invalid("require_justification", "must be a bool")
         if judge is not None and not callable(judge):
-            raise _invalid("judge", "must be a callable judge(spec) -> bool | (bool, reason)")
+            raise invalid("judge", "must be a callable judge(spec) -> bool | (bool, reason)")
         self.max_specialists = max_specialists
         self.require_justification = require_justification
         self._existing = frozenset(existing_roles)
@@ -260,18 +261,4 @@ def spawn_specialist_tool(forge: SpecialistForge, on_spawn: OnSpawn) -> Tool:
         "callable as delegate_to_<role> from your next step.",
         _PARAMETERS,
         spawn,
-    )
-
-
-def _check_count(option: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _invalid(option, f"must be an int >= 0, got {value!r}")
-
-
-def _invalid(option: str, problem: str) -> GMIError:
-    return GMIError(
-        f"{option} {problem}",
-        GMIErrorCode.INVALID_ARGUMENT,
-        {"option": option},
-        component="emergent",
     )

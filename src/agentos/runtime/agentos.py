@@ -20,6 +20,7 @@ from typing import Any
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolResult
+from agentos.learning import LearningLayer
 from agentos.llm.model import ToolDefinition
 from agentos.persona.definition import PersonaDefinition
 from agentos.persona.loaders import PersonaRegistry
@@ -27,14 +28,16 @@ from agentos.storage import ToolPause
 from agentos.storage.turn_writer import TurnWriter
 from agentos.substrate.gmi_manager import GMIManager, GMIManagerConfig
 from agentos.substrate.igmi import IGMITurnStream
-from agentos.substrate.tool_continuation import continuation_input
+from agentos.substrate.turn_options import TurnOptions
 
 from .chunks import AgentOSResponse
 from .config import AgentOSConfig, create_agentos_config, persona_loader_for
+from .continuation import check_organization_id, continuation_namespace, take_pause
 from .conversations import Conversations, history_window
 from .guardrails import GuardrailRunner
+from .learning import RuntimeLearning, SelfImprovementWiring, runtime_learning, turn_learning
 from .request import AgentOSInput, parse_request
-from .services import RuntimeStores, base_gmi_config, open_stores
+from .services import RuntimeStores, base_gmi_config, open_stores, runtime_model
 from .transformer import GMIChunkTransformer
 from .turn_runner import TurnPlace, stream_turn
 from .turn_setup import (
@@ -59,6 +62,8 @@ class AgentOS:
         self._personas: PersonaRegistry | None = None
         self._guardrails: GuardrailRunner | None = None
         self._offered_tools: list[ToolDefinition] = []
+        self._learning = RuntimeLearning(None, owned=False)
+        self._improvement: SelfImprovementWiring | None = None
         self._shut = False
 
     @classmethod
@@ -82,8 +87,14 @@ class AgentOS:
         guardrails = GuardrailRunner(config.guardrails) if config.guardrails else None
         registry = PersonaRegistry(persona_loader_for(config))
         await registry.load()
-        base = base_gmi_config(config, guardrails)
         stores = open_stores(config)
+        try:
+            improvement = SelfImprovementWiring(config, runtime_model(config), stores.database)
+        except BaseException:
+            stores.close()
+            raise
+        base = base_gmi_config(config, guardrails, improvement.tools, improvement.session_tools)
+        learning = runtime_learning(config)
         self._manager = GMIManager(
             GMIManagerConfig(
                 base_config=base,
@@ -95,15 +106,19 @@ class AgentOS:
                 inactivity_cleanup_minutes=config.gmi_inactivity_cleanup_minutes,
                 shutdown_timeout_ms=config.shutdown_timeout_ms,
                 default_reasoning_trace_max_entries=config.default_reasoning_trace_max_entries,
+                learning_sessions=learning.sessions(),
             )
         )
+        orchestrator = base.tool_orchestrator
+        improvement.bind(self._manager.gmi_by_id, orchestrator)
+        self._improvement = improvement
+        self._learning = learning
         self._stores = stores
         self._conversations = Conversations(
             stores.conversations, private=config.conversation_store == "memory"
         )
         self._personas = registry
         self._guardrails = guardrails
-        orchestrator = base.tool_orchestrator
         self._offered_tools = orchestrator.list_tools() if orchestrator is not None else []
         self._config = config
 
@@ -165,21 +180,32 @@ class AgentOS:
                     if discovery is not None and checked.text
                     else None
                 )
-                stream = gmi.process_turn_stream(
-                    turn_input(turn, interaction_id, checked.text, earlier, context, gmi.persona)
-                )
+                args = (turn, interaction_id, checked.text, earlier, context, gmi.persona)
+                learning = turn_learning(turn, config, self._improvement)
+                stream = gmi.process_turn_stream(turn_input(*args, learning=learning))
             except BaseException:
                 await writer.discard()
                 raise
             place = TurnPlace(
-                turn.session_id, turn.user_id, persona_id, gmi.gmi_id, interaction_id, gmi.persona
+                turn.session_id,
+                turn.user_id,
+                persona_id,
+                gmi.gmi_id,
+                interaction_id,
+                gmi.persona,
+                learning.namespace or None,
             )
             user_message = Message.user(checked.text) if checked.text else None
             async for response in self._stream(stream, transformer, place, writer, user_message):
                 yield response
 
     async def handle_tool_results(
-        self, session_id: str, user_id: str, results: Sequence[ToolResult]
+        self,
+        session_id: str,
+        user_id: str,
+        results: Sequence[ToolResult],
+        *,
+        organization_id: str | None = None,
     ) -> AsyncIterator[AgentOSResponse]:
         """Continue the turn that paused for the host with the host's ``results``.
 
@@ -187,43 +213,23 @@ class AgentOS:
         result naming a call the request does not hold raises ``VALIDATION_ERROR`` before any
         work. The session's GMI continues the paused round (a GMI rebuilt after a restart is
         given the stored conversation first); each call the host left out is answered with
-        ``EXTERNAL_TOOL_NOT_RUN`` by a GMI that implements ``handle_tool_results``.
+        ``EXTERNAL_TOOL_NOT_RUN`` by a GMI that implements ``handle_tool_results``. It runs under
+        ``organization_id``, else the paused turn's (`continuation_namespace`).
         """
+        check_organization_id(organization_id)
         config, manager, conversations, stores = self._ready()
-        pause = await stores.pauses.load(session_id, user_id=user_id)
-        if pause is None:
-            raise GMIError(
-                f"session {session_id!r} has no pending external tool request",
-                GMIErrorCode.INVALID_STATE,
-                {"option": "session_id"},
-            )
-        unknown = [r.tool_call_id for r in results if r.tool_call_id not in pause.tool_call_ids]
-        if not results or unknown:
-            raise GMIError(
-                f"results: {unknown or 'none'} do not answer the pending request's calls",
-                GMIErrorCode.VALIDATION_ERROR,
-                {"option": "results", "pending": list(pause.tool_call_ids)},
-            )
-        # Every call of the pause answered, EXTERNAL_TOOL_NOT_RUN for those left out, as the
-        # conversation keeps them (duplicates refused here, before the pause is taken).
-        answered = continuation_input(list(pause.tool_calls), results, user_id).tool_results or ()
-        taken = await stores.pauses.take(
-            session_id, user_id=user_id, interaction_id=pause.interaction_id
-        )
-        if taken is None:
-            raise GMIError(
-                f"session {session_id!r}: the pending request was already answered",
-                GMIErrorCode.INVALID_STATE,
-                {"option": "session_id"},
-            )
+        taken, answered = await take_pause(stores.pauses, session_id, user_id, results)
+        namespace = continuation_namespace(organization_id, taken, config.default_organization_id)
+        org = namespace or None
         conversation = conversations.open(session_id, user_id)
-        gmi = await manager.get_or_create_gmi_for_session(user_id, session_id, pause.persona_id)
+        gmi = await manager.get_or_create_gmi_for_session(user_id, session_id, taken.persona_id)
         manager.touch(session_id)
         async with conversations.turn_lock(session_id):
             writer = await conversation.start_turn(name=session_id)
             try:
                 resume_paused_round(gmi, conversation, taken)
-                stream = await continue_with(gmi, results, answered, user_id)
+                options = TurnOptions(learning_namespace=namespace)
+                stream = await continue_with(gmi, results, answered, user_id, options)
             except BaseException:
                 await writer.discard()
                 raise
@@ -231,12 +237,13 @@ class AgentOS:
             transformer = GMIChunkTransformer(
                 stream_id=interaction_id,
                 gmi_instance_id=gmi.gmi_id,
-                persona_id=pause.persona_id,
+                persona_id=taken.persona_id,
                 session_id=session_id,
+                organization_id=org,
                 clock=config.clock,
             )
             place = TurnPlace(
-                session_id, user_id, pause.persona_id, gmi.gmi_id, interaction_id, gmi.persona
+                session_id, user_id, taken.persona_id, gmi.gmi_id, interaction_id, gmi.persona, org
             )
             async for response in self._stream(
                 stream,
@@ -286,21 +293,31 @@ class AgentOS:
         *,
         is_success: bool = True,
         error_message: str | None = None,
+        organization_id: str | None = None,
     ) -> AsyncIterator[AgentOSResponse]:
         """`handle_tool_results()` with one call's outcome (reference ``handleToolResult``)."""
         details = None if is_success else {"message": error_message or str(output)}
         result = ToolResult(tool_call_id, tool_name, output, not is_success, details)
-        return self.handle_tool_results(session_id, user_id, [result])
+        return self.handle_tool_results(
+            session_id, user_id, [result], organization_id=organization_id
+        )
 
     def resume_external_tool_request(
-        self, pause: ToolPause, results: Sequence[ToolResult]
+        self,
+        pause: ToolPause,
+        results: Sequence[ToolResult],
+        *,
+        organization_id: str | None = None,
     ) -> AsyncIterator[AgentOSResponse]:
         """Continue a pending request read earlier (`get_pending_external_tool_request`).
 
         The same continuation as `handle_tool_results()` for the pause's session and user, on
-        whichever runtime now serves it: a GMI rebuilt after a restart is hydrated first.
+        whichever runtime now serves it: a GMI rebuilt after a restart is hydrated first and
+        binds its learner under the paused turn's organization (or ``organization_id``).
         """
-        return self.handle_tool_results(pause.session_id, pause.user_id, results)
+        return self.handle_tool_results(
+            pause.session_id, pause.user_id, results, organization_id=organization_id
+        )
 
     async def get_pending_external_tool_request(
         self, session_id: str, *, user_id: str
@@ -321,6 +338,11 @@ class AgentOS:
         history = conversations.open(session_id, user_id)
         await history.load()
         return history.messages()
+
+    def get_learning_layer(self) -> LearningLayer | None:
+        """The runtime's learning layer, or ``None`` with learning off (spec: The option)."""
+        self._ready()
+        return self._learning.layer
 
     # -- the runtime ----------------------------------------------------------------------------
 
@@ -350,8 +372,10 @@ class AgentOS:
             return
         self._shut = True
         try:
-            await self._manager.shutdown()
+            await self._manager.shutdown()  # ends every GMI's learner session
         finally:
+            if self._learning.owned and self._learning.layer is not None:
+                await self._learning.layer.close()  # a passed layer stays open
             if self._stores is not None:
                 self._stores.close()
 

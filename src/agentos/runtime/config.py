@@ -61,6 +61,7 @@ from typing import Any, Literal
 from agentos.api.call_checks import refuse_unknown_options
 from agentos.core.clock import Clock, system_clock
 from agentos.core.errors import GMIError, GMIErrorCode
+from agentos.learning import LearningLayer, LearningSettings
 from agentos.llm import ChatModel
 from agentos.llm.model import ToolDefinition
 from agentos.nlp import UtilityAI
@@ -88,6 +89,7 @@ from ._config_checks import (
     refuse,
 )
 from ._config_env import read_environment
+from .learning_options import check_emergent_config, check_runtime_learning
 
 __all__ = ["AgentOSConfig", "create_agentos_config", "persona_loader_for"]
 
@@ -148,6 +150,15 @@ class AgentOSConfig:
     history_window: int | None = None
     gmi_inactivity_cleanup_minutes: float = 60.0
     shutdown_timeout_ms: int = 8000
+    learning: bool | Mapping[str, Any] | LearningSettings | None = None
+    """The learning layer (spec "Learning": The option): ``True`` or a learning config; its
+    ``namespace`` is refused (each turn's resolved organization is the namespace)."""
+    learning_layer: LearningLayer | None = None
+    """A layer the host built with `create_learning_layer` (the spec's
+    ``gmiManagerConfig.learningLayer``), used as it is and left open at shutdown."""
+    emergent_config: Mapping[str, Any] | None = None
+    """``{"self_improvement": {"enabled": True, "skills_dir": ..., ...}}``: the
+    self-modification tools (spec: The self-modification tools)."""
     clock: Clock = system_clock
 
     def check(self) -> None:
@@ -164,7 +175,9 @@ class AgentOSConfig:
         ``utility_ai`` string other than ``"llm"`` / ``"statistical"``, a
         ``conversation_store`` string other than ``"memory"`` / ``"sqlite"``, and any object
         that does not implement the protocol its field names; tools that are neither `Tool`
-        nor functions, and tool names given twice (across ``tools`` and ``external_tools``).
+        nor functions, and tool names given twice (across ``tools`` and ``external_tools``);
+        a bad ``learning`` (naming its field, ``namespace`` included), ``learning`` together
+        with ``learning_layer``, and a bad ``emergent_config`` field.
         """
         check_persona_sources(
             self.personas, self.persona_loader, self.persona_directory, self.default_persona_id
@@ -186,6 +199,8 @@ class AgentOSConfig:
             clock=self.clock,
         )
         check_tools(self.tools, self.external_tools)
+        check_runtime_learning(self.learning, self.learning_layer)
+        check_emergent_config(self.emergent_config)
         check_numbers(
             default_organization_id=self.default_organization_id,
             default_reasoning_trace_max_entries=self.default_reasoning_trace_max_entries,

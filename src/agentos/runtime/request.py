@@ -17,8 +17,9 @@ loaded, a GMI built or anything stored:
 Each refusal is a `GMIError` with code ``INVALID_ARGUMENT`` and ``details["option"]`` the dotted
 name of the field, as `agentos.api.call_checks` does for the other entry points.
 
-``metadata`` is the host's own data: it is carried with the request and never read by the
-runtime. A ``role_id`` needs an ``agency_id``: a seat is an agency's role (reference §1.8).
+``metadata`` is the host's own data, carried with the request; the runtime reads only its
+``workflow_id`` (a workflow turn, which has no learner: spec "Learning": Learners). A
+``role_id`` needs an ``agency_id``: a seat is an agency's role (reference §1.8).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class AgentOSInput:
 
     ``selected_persona_id`` ``None`` means the configuration's default persona.
     ``agency_id`` with ``role_id`` names a seat, whose GMI carries the role's overlay.
-    ``metadata`` is the host's data, carried and never read.
+    ``metadata`` is the host's data, carried; only ``metadata["workflow_id"]`` is read.
     """
 
     user_id: str

@@ -14,12 +14,15 @@ config names (in process memory by default, SQLite one option away: DESIGN §5.9
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.llm.gateway import CompletionGateway, GatewayDefaults, create_completion_gateway
 from agentos.llm.model import ChatModel
 from agentos.llm.resolve import resolve_model
 from agentos.nlp.utility import LLMUtilityAI, StatisticalUtilityAI, UtilityAI
 from agentos.storage import (
+    Database,
     InMemorySessionStore,
     InMemoryToolPauseStore,
     SessionStore,
@@ -29,7 +32,8 @@ from agentos.storage import (
     open_database,
 )
 from agentos.substrate.config import GMIConfig
-from agentos.tools import ToolOrchestrator
+from agentos.tools import Tool, ToolOrchestrator
+from agentos.tools.orchestrator import SessionTools
 
 from .config import AgentOSConfig
 from .guardrails import GuardrailRunner
@@ -63,16 +67,26 @@ def runtime_utility_ai(config: AgentOSConfig, model: ChatModel) -> UtilityAI:
     return chosen
 
 
-def base_gmi_config(config: AgentOSConfig, guardrails: GuardrailRunner | None = None) -> GMIConfig:
+def base_gmi_config(
+    config: AgentOSConfig,
+    guardrails: GuardrailRunner | None = None,
+    runtime_tools: Sequence[Tool] = (),
+    session_tools: SessionTools | None = None,
+) -> GMIConfig:
     """The `GMIConfig` every GMI of the runtime starts from (see the module doc).
 
+    ``runtime_tools`` are the runtime's own (the self-modification tools), beside the host's;
+    ``session_tools`` each session's own (the tools ``forge_tool`` registered in it).
     With ``guardrails``, each tool call is checked before it runs (a blocked call is skipped,
     the model told so; a redacted one runs with the redacted arguments).
     """
     model = runtime_model(config)
     named = config.model is None or isinstance(config.model, str)
     orchestrator = ToolOrchestrator(
-        config.tools, external=config.external_tools, approve=config.tool_approver
+        [*config.tools, *runtime_tools],
+        external=config.external_tools,
+        approve=config.tool_approver,
+        session_tools=session_tools,
     )
     return GMIConfig(
         # A model named by provider and id is served through a gateway with fallback off: one
@@ -111,11 +125,15 @@ def _direct_gateway(config: AgentOSConfig, model: ChatModel) -> CompletionGatewa
 class RuntimeStores:
     """The conversation store and the tool-pause store the runtime runs on."""
 
-    def __init__(self, conversations: SessionStore, pauses: ToolPauseStore) -> None:
+    def __init__(
+        self, conversations: SessionStore, pauses: ToolPauseStore, database: Database | None = None
+    ) -> None:
         self.conversations = conversations
         """Each session's conversation."""
         self.pauses = pauses
         """Each session's pending external tool request."""
+        self.database = database
+        """The SQLite database the runtime opened (``conversation_store="sqlite"``), else None."""
         self._closers: list[object] = []
 
     def own(self, store: object) -> None:
@@ -144,6 +162,6 @@ def open_stores(config: AgentOSConfig) -> RuntimeStores:
     database = open_database(config.database_path)  # None: agentos.db under AGENTOS_HOME
     conversations = SQLiteSessionStore(database)
     pauses = config.tool_pause_store or SQLiteToolPauseStore(database)
-    stores = RuntimeStores(conversations, pauses)
+    stores = RuntimeStores(conversations, pauses, database)
     stores.own(database)
     return stores

@@ -37,7 +37,8 @@ class TurnPlace:
     """Where a turn runs: its session, user, persona, GMI and interaction.
 
     ``persona`` is the GMI's persona, whose id and name the FINAL_RESPONSE reports as its
-    ``active_persona_details``.
+    ``active_persona_details``; ``organization_id`` the turn's resolved organization (``None``:
+    none), which a pause it makes keeps for its continuation.
     """
 
     session_id: str
@@ -46,6 +47,7 @@ class TurnPlace:
     gmi_instance_id: str
     interaction_id: str
     persona: PersonaDefinition | None = None
+    organization_id: str | None = None
 
 
 async def stream_turn(
@@ -218,6 +220,7 @@ async def _pause(
         tool_calls=tuple(output.tool_calls),
         rationale=request.rationale if request is not None else None,
         gmi_instance_id=place.gmi_instance_id,
+        organization_id=place.organization_id,
         clock=clock,
     )
     await pauses.save(pause)  # saved before the host reads the request (spec)

@@ -20,6 +20,7 @@ from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.llm.schema_prompt import schema_instruction
 from agentos.persona.definition import PersonaDefinition
 from agentos.storage import SessionHistoryBuffer, ToolPause, is_partial
+from agentos.substrate.gmi import GMI
 from agentos.substrate.igmi import (
     IGMI,
     IGMITurnStream,
@@ -38,6 +39,7 @@ from .transformer import GMIChunkTransformer
 
 __all__ = [
     "CheckedInput",
+    "TurnLearning",
     "check_input",
     "continue_with",
     "guard_tool_call",
@@ -55,6 +57,22 @@ def history_size(persona: PersonaDefinition, runtime_window: int | None) -> int:
     return size or runtime_window or DEFAULT_HISTORY_WINDOW
 
 
+@dataclass(frozen=True, slots=True)
+class TurnLearning:
+    """What the runtime tells a GMI's learner session about a turn (spec "Learning": Learners).
+
+    ``namespace``: the turn's resolved organization (the request's ``organization_id``, else
+    the config's ``default_organization_id``, else ``''``), resolved before the GMI is
+    acquired; ``workflow_id``: the request's ``metadata.workflow_id``; ``seat``: the turn runs
+    on a workflow seat's GMI; ``skills``: the enabled skills' prompt text.
+    """
+
+    namespace: str = ""
+    workflow_id: str | None = None
+    seat: bool = False
+    skills: str | None = None
+
+
 def turn_input(
     turn: AgentOSInput,
     interaction_id: str,
@@ -62,9 +80,15 @@ def turn_input(
     earlier: Sequence[Message],
     discovery: str | None = None,
     persona: PersonaDefinition | None = None,
+    *,
+    learning: TurnLearning | None = None,
 ) -> GMITurnInput:
-    """The GMI's input for ``turn``: its (checked) text, contexts and options as typed options."""
+    """The GMI's input for ``turn``: its (checked) text, contexts and options as typed options.
+
+    The request's ``metadata`` is passed on as the host's data; the GMI reads none of it.
+    """
     options = turn.options
+    learned = learning or TurnLearning()
     return GMITurnInput(
         interaction_id=interaction_id,
         user_id=turn.user_id,
@@ -83,6 +107,10 @@ def turn_input(
             structured_reply=structured_reply_instruction(options.structured_reply),
             capability_discovery=discovery,
             system_prompts=_hard_limits(persona),
+            learning_namespace=learned.namespace or None,
+            workflow_id=learned.workflow_id,
+            workflow_seat=learned.seat,
+            skill_prompt_context=learned.skills,
         ),
         metadata=dict(turn.metadata),
     )
@@ -200,15 +228,23 @@ def resume_paused_round(gmi: IGMI, conversation: SessionHistoryBuffer, pause: To
 
 
 async def continue_with(
-    gmi: IGMI, results: Sequence[ToolResult], answered: Sequence[ToolResult], user_id: str
+    gmi: IGMI,
+    results: Sequence[ToolResult],
+    answered: Sequence[ToolResult],
+    user_id: str,
+    options: TurnOptions | None = None,
 ) -> IGMITurnStream:
     """The continuation's stream: every answer at once, or the host's one result.
 
     Spec (the IGMI pause): "an IGMI that implements handleToolResults() receives, after the
     host's results, an error result for each call the host left out (... EXTERNAL_TOOL_NOT_RUN)
     ... one that implements only handleToolResult() receives the host's result alone".
-    ``answered`` is ``results`` followed by those error results.
+    ``answered`` is ``results`` followed by those error results. A `GMI` also receives the
+    continuation's typed ``options`` (its learning namespace); another IGMI's protocol takes
+    none.
     """
+    if isinstance(gmi, GMI):
+        return await gmi.handle_tool_results(list(answered), user_id=user_id, options=options)
     if isinstance(gmi, ToolResultsHandler):
         return await gmi.handle_tool_results(list(answered), user_id=user_id)
     if isinstance(gmi, SingleToolResultHandler) and len(results) == 1:

@@ -16,6 +16,12 @@ from agentos.storage.ledger import (
     UsageLedger,
     UsageTotals,
 )
+from agentos.storage.personality_mutations import (
+    InMemoryPersonalityMutationStore,
+    PersonalityMutation,
+    PersonalityMutationStore,
+    SQLitePersonalityMutationStore,
+)
 from agentos.storage.session_blocks import message_tokens
 from agentos.storage.session_history import (
     DEFAULT_EVICT_CHUNK_RATIO,
@@ -71,9 +77,13 @@ __all__ = [
     "HistoryEvent",
     "HistoryEventKind",
     "InMemorySessionStore",
+    "InMemoryPersonalityMutationStore",
     "InMemoryToolPauseStore",
     "InMemoryUsageLedger",
     "Migration",
+    "PersonalityMutation",
+    "PersonalityMutationStore",
+    "SQLitePersonalityMutationStore",
     "SQLiteSessionStore",
     "SQLiteToolPauseStore",
     "SQLiteUsageLedger",

@@ -50,6 +50,8 @@ TOOL_PAUSE_MIGRATIONS: Sequence[Migration] = (
         CREATE INDEX tool_pauses_by_user ON tool_pauses (user_id, created_at, session_id);
         """,
     ),
+    # The paused turn's resolved organization (NULL: none, and every pause stored before).
+    Migration(2, "ALTER TABLE tool_pauses ADD COLUMN organization_id TEXT;"),
 )
 """The tool pause store's migrations, in order; a later change is a new entry at the end."""
 

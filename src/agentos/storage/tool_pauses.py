@@ -71,9 +71,12 @@ class ToolPause:
     host must run, each id once; ``rationale`` and ``metadata`` those of the IGMI's streamed
     request when it streamed one naming exactly these calls; ``gmi_instance_id`` the GMI that
     paused (a continuation resumed on another GMI carries no rag sources, as the spec says);
-    ``created_at`` is timezone-aware, kept in UTC. Construction checks every field and raises
-    `GMIError` (``INVALID_ARGUMENT``, ``details["option"]`` naming the field) on bad input.
-    Build one with `create` to stamp ``created_at`` from an injected clock.
+    ``organization_id`` the paused turn's resolved organization (``None``: none), the namespace
+    its continuation's learner belongs to unless the host resumes it under another (spec
+    "Learning": "A tool continuation belongs to the turn it continues"); ``created_at`` is
+    timezone-aware, kept in UTC. Construction checks every field and raises `GMIError`
+    (``INVALID_ARGUMENT``, ``details["option"]`` naming the field) on bad input. Build one with
+    `create` to stamp ``created_at`` from an injected clock.
     """
 
     session_id: str
@@ -85,12 +88,15 @@ class ToolPause:
     rationale: str | None = None
     metadata: dict[str, Any] | None = None
     gmi_instance_id: str | None = None
+    organization_id: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("session_id", "user_id", "persona_id", "interaction_id"):
             _text(name, getattr(self, name))
         if self.gmi_instance_id is not None:
             _text("gmi_instance_id", self.gmi_instance_id)
+        if self.organization_id is not None:
+            _text("organization_id", self.organization_id)
         if self.rationale is not None:
             _text("rationale", self.rationale, blank=True)
         if self.metadata is not None:
@@ -114,6 +120,7 @@ class ToolPause:
         rationale: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         gmi_instance_id: str | None = None,
+        organization_id: str | None = None,
         clock: Clock = system_clock,
     ) -> ToolPause:
         """A pause made now: ``created_at`` is ``clock.now()`` (tests pass a `FakeClock`)."""
@@ -127,6 +134,7 @@ class ToolPause:
             rationale=rationale,
             metadata=None if metadata is None else dict(metadata),
             gmi_instance_id=gmi_instance_id,
+            organization_id=organization_id,
         )
 
     @property
@@ -201,6 +209,7 @@ class PauseRow(NamedTuple):
     rationale: str | None
     metadata: str | None
     created_at: str
+    organization_id: str | None = None
 
 
 def check_pause_key(session_id: object, user_id: object, interaction_id: object = None) -> None:
@@ -253,6 +262,7 @@ def encode_pause(pause: ToolPause) -> PauseRow:
         metadata=None if pause.metadata is None else _dumps(pause.metadata),
         # Fixed width, UTC, microseconds: text order is time order.
         created_at=pause.created_at.isoformat(timespec="microseconds"),
+        organization_id=pause.organization_id,
     )
 
 
@@ -279,6 +289,7 @@ def decode_pause(row: Sequence[Any]) -> ToolPause:
             rationale=stored.rationale,
             metadata=None if stored.metadata is None else json.loads(stored.metadata),
             gmi_instance_id=stored.gmi_instance_id,
+            organization_id=stored.organization_id,
         )
     except (ValueError, TypeError, KeyError, GMIError) as error:
         raise StorageError(

@@ -45,6 +45,14 @@ from agentos.substrate.history import (
     normalize_history,
     trim_history,
 )
+from agentos.substrate.learning_seam import (
+    LEARNING_KEY,
+    PERSONALITY_PRIORITY,
+    PREPARE_TIMEOUT_S,
+    LearnerSessionLike,
+    PreparedTurn,
+    TurnPreparation,
+)
 from agentos.substrate.metaprompts import MetapromptExecutor, render_template
 from agentos.substrate.mood import MOOD_KEY, GMIMood, PADState
 from agentos.substrate.options import (
@@ -92,6 +100,12 @@ from agentos.substrate.turn_stream import GMITurnStream
 from agentos.substrate.working_memory import InMemoryWorkingMemory
 
 __all__ = [
+    "LEARNING_KEY",
+    "PERSONALITY_PRIORITY",
+    "PREPARE_TIMEOUT_S",
+    "LearnerSessionLike",
+    "PreparedTurn",
+    "TurnPreparation",
     "AfterModelStep",
     "BeforeToolCall",
     "StepInfo",

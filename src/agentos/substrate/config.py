@@ -24,6 +24,7 @@ from agentos.substrate.collaborators import (
     RetrievalAugmentor,
     TurnSentimentTracker,
 )
+from agentos.substrate.learning_seam import LearnerSessionLike
 from agentos.substrate.prompt_engine import (
     PromptEngine,
 )
@@ -71,6 +72,10 @@ class GMIConfig:
     step, ``before_tool_call`` before every tool call, and ``on_fallback(error, provider)`` on
     each fallback of a turn (beside the WARNING the reasoning trace gets). A hook that raises is
     recorded as a WARNING and the turn goes on as if it were not set.
+
+    ``learning`` (spec: GMIBaseConfig.learning) is a learner session: each user turn asks it for
+    the personality section (priority 2) and the turn's learner (`substrate.turn_learning`), in
+    place of the section ``persona_traits`` would add. The GMI never ends it: its host does.
     """
 
     gateway: CompletionGateway | None = None
@@ -95,6 +100,7 @@ class GMIConfig:
     utility_ai: UtilityAI | None = None
     budget: BudgetLike | None = None
     clock: Clock = field(default=system_clock)
+    learning: LearnerSessionLike | None = None
 
     def check(self) -> None:
         """Refuse a config without exactly one of ``gateway`` and ``model``, or no model step.

@@ -4,9 +4,9 @@
 ``await stream.output()`` gives the turn's `GMIOutput`, which the FINAL_RESPONSE_MARKER chunk
 (always the last) also carries as its content.
 
-A turn applies its user and task context overrides and records its input in the history. A user
-turn then scores sentiment, retrieves (RAG_SOURCES_AVAILABLE) and gathers memory context through
-the optional collaborators of `GMIConfig` (`agentos.substrate.turn_phases`), and builds its system
+A turn applies its context overrides and records its input. A user turn then scores sentiment,
+retrieves (RAG_SOURCES_AVAILABLE) and gathers memory context (`substrate.turn_phases`), asks a
+learner session for its personality section (`substrate.turn_learning`) and builds its system
 prompts once (`substrate.system_prompts`). Model steps run through a completion gateway (a GMI
 configured with a single `ChatModel` wraps it in a gateway with no fallback): within a step each
 provider chunk yields its TEXT_DELTA / TOOL_CALL_REQUEST, a usage report its USAGE_UPDATE;
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,12 +34,13 @@ from typing import Any
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, ToolCall, ToolResult
 from agentos.llm.gateway import GatewayProviderManager
-from agentos.persona.definition import HEXACO_TRAITS, PersonaDefinition
+from agentos.persona.definition import PersonaDefinition
 from agentos.persona.metaprompt_presets import with_metaprompt_presets
 from agentos.substrate.chunks import GMIOutputChunkType
 from agentos.substrate.config import GMIConfig
 from agentos.substrate.events import GMIEventLog
 from agentos.substrate.history import ConversationHistoryManager, DroppedTurn
+from agentos.substrate.learning_seam import LearnerSessionLike
 from agentos.substrate.mood import GMIMood, PADState
 from agentos.substrate.services import GMIServices, resolve_services
 from agentos.substrate.state import GMIPrimeState, GMIState
@@ -51,8 +51,10 @@ from agentos.substrate.tool_continuation import (
     pending_tool_calls,
 )
 from agentos.substrate.trace import DEFAULT_MAX_TRACE_ENTRIES, ReasoningEntryType, ReasoningTrace
+from agentos.substrate.trait_value import checked_trait_value
 from agentos.substrate.turn import MessageSink, TurnCarry, TurnRunner
 from agentos.substrate.turn_input import GMITurnInput
+from agentos.substrate.turn_options import TurnOptions
 from agentos.substrate.turn_phases import scrub_dropped_turns
 from agentos.substrate.turn_stream import GMITurnStream
 from agentos.substrate.working_memory import InMemoryWorkingMemory
@@ -183,11 +185,8 @@ class GMI:
         self._services = resolve_services(persona, config, self.provider_manager)
         mind.working_memory = config.working_memory or InMemoryWorkingMemory()
         trace_config = persona.reasoning_trace_config
-        max_entries = (
-            (trace_config.max_entries if trace_config is not None else None)
-            or config.reasoning_trace_max_entries
-            or DEFAULT_MAX_TRACE_ENTRIES
-        )
+        limit = trace_config.max_entries if trace_config is not None else None
+        max_entries = limit or config.reasoning_trace_max_entries or DEFAULT_MAX_TRACE_ENTRIES
         mind.trace = ReasoningTrace(mind.gmi_id, persona.id, max_entries)
         mind.history.on_turns_dropped(self._forget_turns)
         await mind.restore(persona)
@@ -273,22 +272,25 @@ class GMI:
         return pending_tool_calls(self.history.messages())
 
     async def handle_tool_results(
-        self, results: Sequence[ToolResult], *, user_id: str = "default_user"
+        self,
+        results: Sequence[ToolResult],
+        *,
+        user_id: str = "default_user",
+        options: TurnOptions | None = None,
     ) -> GMITurnStream:
         """Continue a paused tool round with the host's ``results`` and run the next step.
 
-        The results enter the history (no TOOL_RESULT chunks), each answering a pending call
-        (`pending_tool_calls()`); each pending call the host left out gets an error result
-        ``EXTERNAL_TOOL_NOT_RUN`` after them, so the history answers every call of the round.
-        The step runs on the hop that served the turn it continues. Raises
-        ``VALIDATION_ERROR`` before any work when ``results`` is empty, names a call that is
-        not pending, or answers a call twice.
+        The results enter the history (no TOOL_RESULT chunks), each answering a pending call;
+        each pending call left out gets an error result ``EXTERNAL_TOOL_NOT_RUN`` after them.
+        The step runs on the hop, and with the learning preparation, of the turn it continues
+        (prepared again under ``options.learning_namespace`` when that names another one).
+        Raises ``VALIDATION_ERROR`` before any work on an empty, unknown or repeated result.
         """
         if not results:
             raise GMIError("no tool results were given", GMIErrorCode.VALIDATION_ERROR)
         self._ensure_ready()
-        turn_input = continuation_input(self.pending_tool_calls(), results, user_id)
-        return self.process_turn_stream(turn_input)
+        pending = self.pending_tool_calls()
+        return self.process_turn_stream(continuation_input(pending, results, user_id, options))
 
     async def handle_tool_result(
         self,
@@ -344,6 +346,10 @@ class GMI:
         """Replace the history as the runtime does to resume a stored turn (drops nothing)."""
         self.history.hydrate_conversation_history(messages)
 
+    def get_learner_session(self) -> LearnerSessionLike | None:
+        """The learner session ``GMIConfig.learning`` gave; its host ends it, never the GMI."""
+        return self._config.learning
+
     async def get_working_memory_snapshot(self) -> dict[str, Any]:
         """A deep copy of everything the working memory holds."""
         return await self.working_memory.snapshot()
@@ -368,31 +374,17 @@ class GMI:
         The change reaches no prompt: the personality section renders the authored traits
         (spec: The personality section). The persona object the GMI was given is not changed.
         """
-        if trait not in HEXACO_TRAITS:
-            raise GMIError(
-                f"unknown personality trait {trait!r}; the traits are {', '.join(HEXACO_TRAITS)}",
-                GMIErrorCode.VALIDATION_ERROR,
-            )
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or not 0.0 <= value <= 1.0
-        ):
-            raise GMIError(
-                f"personality trait {trait} must be a number from 0 to 1, got {value!r}",
-                GMIErrorCode.VALIDATION_ERROR,
-            )
+        value = checked_trait_value(trait, value)
         persona = self.persona
         traits = dict(persona.personality_traits or {})
         previous = traits.get(trait)
-        traits[trait] = float(value)
+        traits[trait] = value
         self._mind.persona_copy = persona.model_copy(
             update={"personality_traits": traits}, deep=True
         )
         self._mind.record(
             ReasoningEntryType.STATE_CHANGE,
-            f"personality trait {trait} set to {float(value)}",
-            {"trait": trait, "previous": previous, "value": float(value)},
+            f"personality trait {trait} set to {value}",
+            {"trait": trait, "previous": previous, "value": value},
         )
         return float(previous) if isinstance(previous, int | float) else None

@@ -25,6 +25,8 @@ Spec sentences this module implements (Getting a GMI, Cognitive memory):
 
 A request with an agency id and a role id gets the seat's GMI (`agentos.substrate.gmi_seats`),
 kept per session beside the session's own GMI and recreated when the seat's overlay changes.
+With ``learning_sessions``, each built-in GMI gets a learner session ended when the GMI shuts
+down (spec "Learning": Learners); a seat's renders its overlay and has no learner.
 A host-supplied ``igmi_factory`` replaces the built-in `GMI`: its GMIs get no cognitive memory
 factory call (the host builds them with what they need) and are shut down like the others.
 The caller loads the `PersonaRegistry` (``await registry.load()``) before the first request.
@@ -52,11 +54,14 @@ from agentos.substrate.gmi_manager_config import (
     GMIManagerConfig,
     IGMIFactory,
     attach_cognitive_memory,
+    end_learners,
     is_positive_number,
+    learner_request,
 )
-from agentos.substrate.gmi_seats import SeatOverlays
+from agentos.substrate.gmi_seats import SeatOverlays, check_request
 from agentos.substrate.gmi_shutdown import BoundedShutdown, ClosingGMI
 from agentos.substrate.igmi import IGMI
+from agentos.substrate.learning_seam import LearnerSessionLike
 from agentos.substrate.working_memory import InMemoryWorkingMemory
 
 # The config's names are exported here too: runtime_contracts.md B places them in this module.
@@ -80,6 +85,7 @@ class _Entry:
     session_id: str
     persona_id: str
     last_active: float  # the clock's monotonic seconds at creation or the last touch
+    learner: LearnerSessionLike | None = None  # ended after the GMI shuts down
 
 
 class GMIManager:
@@ -119,7 +125,7 @@ class GMIManager:
         ``agency_id`` and ``role_id``), ``NOT_INITIALIZED`` (after `shutdown()`, also when it
         starts while this call builds), ``PERSONA_NOT_FOUND``, ``PERMISSION_DENIED``.
         """
-        seat = _check_request(user_id, session_id, persona_id, agency_id, role_id)
+        seat = check_request(user_id, session_id, persona_id, agency_id, role_id)
         self._ensure_open()
         reused = self._reusable(user_id, session_id, persona_id, seat, refresh_persona)
         if reused is not None:
@@ -147,15 +153,16 @@ class GMIManager:
                     return entry.gmi
                 # The seat's overlay stays: the new GMI is built from it.
                 self._remove(session_id, seat, forget_overlay=False)
-                await self._closer.close([_closing(entry)])
+                await self._close([entry])
             if persona is held:
                 persona = registry.get(persona_id)  # the GMI's own copy
-            gmi = await self._build(user_id, session_id, persona)
+            gmi, learner = await self._build(user_id, session_id, persona, held, seat)
             if self._closed:
                 await self._closer.close([ClosingGMI(gmi, session_id)])
+                await end_learners([learner])
                 self._ensure_open()
             self._sessions.setdefault(session_id, {})[seat] = _Entry(
-                gmi, session_id, persona.id, self._clock.monotonic()
+                gmi, session_id, persona.id, self._clock.monotonic(), learner
             )
             return gmi
 
@@ -221,10 +228,23 @@ class GMIManager:
             lock = self._locks[key] = asyncio.Lock()
         return lock
 
-    async def _build(self, user_id: str, session_id: str, persona: PersonaDefinition) -> GMI | IGMI:
+    async def _build(
+        self,
+        user_id: str,
+        session_id: str,
+        persona: PersonaDefinition,
+        registered: PersonaDefinition,
+        seat: _Seat,
+    ) -> tuple[GMI | IGMI, LearnerSessionLike | None]:
         gmi_id = f"gmi-instance-{uuid.uuid4().hex}"
         if self._config.igmi_factory is not None:
-            return self._config.igmi_factory(gmi_id, persona)
+            return self._config.igmi_factory(gmi_id, persona), None
+        factory = self._config.learning_sessions
+        learner = (
+            factory(learner_request(gmi_id, user_id, session_id, persona, registered, seat))
+            if factory is not None
+            else None
+        )
         base = self._config.base_config
         working_memory = InMemoryWorkingMemory()
         gmi = GMI(gmi_id)
@@ -248,9 +268,14 @@ class GMIManager:
             ),
             reasoning_trace_max_entries=default_entries or base.reasoning_trace_max_entries,
             shutdown_timeout=self._config.shutdown_timeout_ms / 1000,
+            learning=learner,
         )
-        await gmi.initialize(persona, config)
-        return gmi
+        try:
+            await gmi.initialize(persona, config)
+        except BaseException:
+            await end_learners([learner])
+            raise
+        return gmi, learner
 
     # -- reading and removing ---------------------------------------------------------------
 
@@ -259,6 +284,15 @@ class GMIManager:
         self._ensure_open()
         entry = self._sessions.get(session_id, {}).get(None)
         return entry.gmi if entry is not None else None
+
+    def gmi_by_id(self, gmi_id: str) -> GMI | IGMI | None:
+        """The active GMI whose id is ``gmi_id``, if any: how a tool finds its calling GMI."""
+        self._ensure_open()
+        for slots in self._sessions.values():
+            for entry in slots.values():
+                if entry.gmi.gmi_id == gmi_id:
+                    return entry.gmi
+        return None
 
     def gmi_for_seat(self, session_id: str, agency_id: str, role_id: str) -> GMI | IGMI | None:
         """The session's GMI for the seat ``agency_id::role_id``, if it has one."""
@@ -294,7 +328,7 @@ class GMIManager:
         self._ensure_open()
         slots = list(self._sessions.get(session_id, {}))
         entries = [self._remove(session_id, seat) for seat in slots]
-        await self._closer.close([_closing(entry) for entry in entries])
+        await self._close(entries)
         return bool(entries)
 
     async def cleanup_inactive_gmis(self, minutes: float | None = None) -> int:
@@ -316,7 +350,7 @@ class GMIManager:
             if now - entry.last_active > minutes * 60
         ]
         entries = [self._remove(session_id, seat) for session_id, seat in idle]
-        await self._closer.close([_closing(entry) for entry in entries])
+        await self._close(entries)
         return len(entries)
 
     def _remove(self, session_id: str, seat: _Seat, *, forget_overlay: bool = True) -> _Entry:
@@ -344,7 +378,13 @@ class GMIManager:
     async def _shutdown(self) -> None:
         entries = [entry for slots in self._sessions.values() for entry in slots.values()]
         self._sessions.clear()
-        await self._closer.close([_closing(entry) for entry in entries])
+        await self._close(entries)
+
+    async def _close(self, entries: Sequence[_Entry]) -> None:
+        try:  # the GMIs first (bounded), then their learner sessions
+            await self._closer.close([_closing(entry) for entry in entries])
+        finally:
+            await end_learners([entry.learner for entry in entries])
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -357,27 +397,3 @@ def _closing(entry: _Entry) -> ClosingGMI:
 
 def _invalid(option: str, message: str) -> NoReturn:
     raise GMIError(message, GMIErrorCode.INVALID_ARGUMENT, {"option": option})
-
-
-def _check_request(
-    user_id: str,
-    session_id: str,
-    persona_id: str,
-    agency_id: str | None,
-    role_id: str | None,
-) -> _Seat:
-    """Refuse bad ids before any work (``INVALID_ARGUMENT`` naming the argument)."""
-    if not isinstance(user_id, str):
-        _invalid("user_id", "user_id must be a string")
-    for name, value in (("session_id", session_id), ("persona_id", persona_id)):
-        if not isinstance(value, str) or not value.strip():
-            _invalid(name, f"{name} must be a non-blank string")
-    if (agency_id is None) != (role_id is None):
-        missing = "role_id" if role_id is None else "agency_id"
-        _invalid(missing, "a seat needs both agency_id and role_id")
-    if agency_id is None or role_id is None:
-        return None
-    for name, value in (("agency_id", agency_id), ("role_id", role_id)):
-        if not isinstance(value, str) or not value.strip():
-            _invalid(name, f"{name} must be a non-blank string")
-    return (agency_id, role_id)

@@ -28,6 +28,7 @@ from agentos.persona.strict_mode import PersonaStrictConfig
 from agentos.substrate.collaborators import MemoryBridge, RetrievalAugmentor
 from agentos.substrate.config import GMIConfig
 from agentos.substrate.igmi import IGMI
+from agentos.substrate.learning_seam import LearnerSessionLike
 from agentos.substrate.working_memory import InMemoryWorkingMemory
 from agentos.tools.orchestrator import ToolOrchestrator
 
@@ -38,8 +39,12 @@ __all__ = [
     "CognitiveMemoryRequest",
     "GMIManagerConfig",
     "IGMIFactory",
+    "LearnerSessionFactory",
+    "LearnerSessionRequest",
     "attach_cognitive_memory",
+    "end_learners",
     "is_positive_number",
+    "learner_request",
 ]
 
 DEFAULT_INACTIVITY_CLEANUP_MINUTES = 60.0
@@ -74,6 +79,30 @@ CognitiveMemoryFactory = Callable[
     [CognitiveMemoryRequest], Awaitable[MemoryBridge | None] | MemoryBridge | None
 ]
 """Builds a new GMI's memory bridge, or ``None`` for none (spec: cognitiveMemoryFactory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LearnerSessionRequest:
+    """What the learner session factory gets for each new GMI (spec "Learning": Learners).
+
+    "Learner session: One per GMI, built with the GMI"; "User: The user the GMI is created for".
+    ``authored_traits`` are the registered persona's traits; on a workflow seat's GMI
+    (``seat=True``, which has no learner) ``overlay_traits`` are the traits the seat's role
+    overlay changes, rendered for that seat only.
+    """
+
+    gmi_instance_id: str
+    session_id: str
+    user_id: str
+    persona_id: str
+    authored_traits: Mapping[str, float]
+    overlay_traits: Mapping[str, float] | None = None
+    seat: bool = False
+
+
+LearnerSessionFactory = Callable[[LearnerSessionRequest], LearnerSessionLike]
+"""Opens a new GMI's learner session (the runtime's learning layer, `LearningLayer.gmi_session`);
+the manager ends it when the GMI shuts down."""
 
 IGMIFactory = Callable[[str, PersonaDefinition], IGMI]
 """Builds a host-supplied GMI from its id and persona (the spec's IGMI)."""
@@ -119,13 +148,21 @@ class GMIManagerConfig:
     shutdown_timeout_ms: int = DEFAULT_SHUTDOWN_TIMEOUT_MS
     default_reasoning_trace_max_entries: int | None = None
     seat_rules: Mapping[str, Sequence[PersonaEvolutionRule]] = field(default_factory=dict)
+    learning_sessions: LearnerSessionFactory | None = None
+    """The learner session of each new built-in GMI (``None``: no learning layer). The substrate
+    cannot name the learning layer (rank 4), so the runtime passes its layer's sessions here."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.base_config, GMIConfig):
             _config_error("base_config", "base_config must be a GMIConfig")
         if not isinstance(self.personas, PersonaRegistry):
             _config_error("personas", "personas must be a PersonaRegistry")
-        for name in ("cognitive_memory_factory", "igmi_factory", "can_use_persona"):
+        for name in (
+            "cognitive_memory_factory",
+            "igmi_factory",
+            "can_use_persona",
+            "learning_sessions",
+        ):
             value = getattr(self, name)
             if value is not None and not callable(value):
                 _config_error(name, f"{name} must be callable")
@@ -176,3 +213,57 @@ async def attach_cognitive_memory(
         )
         return None
     return made if isinstance(made, MemoryBridge) else None
+
+
+def learner_request(
+    gmi_id: str,
+    user_id: str,
+    session_id: str,
+    persona: PersonaDefinition,
+    registered: PersonaDefinition,
+    seat: object,
+) -> LearnerSessionRequest:
+    """The request for a new GMI's learner session.
+
+    ``registered`` is the persona as registered (its traits are the authored ones); ``persona``
+    the GMI's, which on a seat (``seat`` not ``None``) carries the role overlay: the traits it
+    changes are the overlay, rendered for that seat only.
+    """
+    authored = _numeric_traits(registered.personality_traits)
+    overlay = None
+    if seat is not None:
+        patched = _numeric_traits(persona.personality_traits)
+        overlay = {k: v for k, v in patched.items() if authored.get(k) != v} or None
+    return LearnerSessionRequest(
+        gmi_instance_id=gmi_id,
+        session_id=session_id,
+        user_id=user_id,
+        persona_id=registered.id,
+        authored_traits=authored,
+        overlay_traits=overlay,
+        seat=seat is not None,
+    )
+
+
+async def end_learners(
+    learners: Sequence[LearnerSessionLike | None], log: logging.Logger | None = None
+) -> None:
+    """End each learner session; one that raises is logged and the others still end."""
+    for learner in learners:
+        if learner is None:
+            continue
+        try:
+            await learner.end_session()
+        except Exception as error:  # ending a session never fails a shutdown
+            (log or logging.getLogger(__name__)).warning(
+                "a learner session failed to end: %s", error
+            )
+
+
+def _numeric_traits(traits: Mapping[str, object] | None) -> dict[str, float]:
+    """The persona's numeric trait values (its HEXACO traits and other numbers)."""
+    return {
+        name: float(value)
+        for name, value in (traits or {}).items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from agentos.core.clock import Clock
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.persona.definition import PersonaDefinition
 from agentos.persona.overlays import OverlayContext, PersonaEvolutionRule, PersonaOverlayManager
 
-__all__ = ["SeatOverlays", "SeatPersona", "seat_key"]
+__all__ = ["SeatOverlays", "SeatPersona", "check_request", "seat_key"]
 
 
 def seat_key(agency_id: str, role_id: str) -> str:
@@ -108,3 +109,35 @@ class SeatOverlays:
     def _session_key(session_id: str, agency_id: str, role_id: str) -> str:
         # The repr of the tuple, not a joined string: ids may contain any separator.
         return repr((agency_id, role_id, session_id))
+
+
+def _invalid(option: str, message: str) -> NoReturn:
+    raise GMIError(message, GMIErrorCode.INVALID_ARGUMENT, {"option": option})
+
+
+def check_request(
+    user_id: str,
+    session_id: str,
+    persona_id: str,
+    agency_id: str | None,
+    role_id: str | None,
+) -> tuple[str, str] | None:
+    """The request's seat, ``(agency_id, role_id)`` or ``None``; bad ids refused before any work.
+
+    Raises ``INVALID_ARGUMENT`` naming the argument: a blank id, or only one of ``agency_id``
+    and ``role_id``.
+    """
+    if not isinstance(user_id, str):
+        _invalid("user_id", "user_id must be a string")
+    for name, value in (("session_id", session_id), ("persona_id", persona_id)):
+        if not isinstance(value, str) or not value.strip():
+            _invalid(name, f"{name} must be a non-blank string")
+    if (agency_id is None) != (role_id is None):
+        missing = "role_id" if role_id is None else "agency_id"
+        _invalid(missing, "a seat needs both agency_id and role_id")
+    if agency_id is None or role_id is None:
+        return None
+    for name, value in (("agency_id", agency_id), ("role_id", role_id)):
+        if not isinstance(value, str) or not value.strip():
+            _invalid(name, f"{name} must be a non-blank string")
+    return (agency_id, role_id)

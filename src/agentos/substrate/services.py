@@ -10,7 +10,8 @@ A turn receives these services beside the GMI's state (`agentos.substrate.state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from agentos.llm.gateway import CompletionGateway, GatewayDefaults, GatewayProviderManager
 from agentos.llm.model import ChatModel
@@ -27,7 +28,11 @@ __all__ = ["GMIServices", "resolve_services"]
 
 @dataclass(frozen=True, slots=True)
 class GMIServices:
-    """What a GMI's turns call; ``config`` carries the hooks and settings."""
+    """What a GMI's turns call; ``config`` carries the hooks and settings.
+
+    ``authored_traits`` are the traits of the persona the GMI was initialized with, which the
+    personality section renders whatever `GMI.set_personality_trait()` changes later.
+    """
 
     config: GMIConfig
     gateway: CompletionGateway
@@ -36,6 +41,7 @@ class GMIServices:
     provider_manager: GatewayProviderManager
     sentiment_tracker: TurnSentimentTracker | None = None
     metaprompt_runner: MetapromptRunner | None = None
+    authored_traits: Mapping[str, object] = field(default_factory=dict)
 
 
 def resolve_services(
@@ -58,6 +64,7 @@ def resolve_services(
         or (SentimentTracker(config.utility_ai) if tracked else None),
         metaprompt_runner=config.metaprompt_runner
         or (MetapromptExecutor() if persona.meta_prompts else None),
+        authored_traits=dict(persona.personality_traits or {}),
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypedDict
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message, Role, ToolCall, ToolResult
 from agentos.substrate.turn_input import GMIInteractionType, GMITurnInput
+from agentos.substrate.turn_options import NO_TURN_OPTIONS, TurnOptions
 from agentos.tools.orchestrator import tool_error_result
 
 __all__ = ["ExternalToolOutcome", "continuation_input", "outcome_result", "pending_tool_calls"]
@@ -50,12 +51,16 @@ def pending_tool_calls(messages: Sequence[Message]) -> list[ToolCall]:
 
 
 def continuation_input(
-    pending: Sequence[ToolCall], results: Sequence[ToolResult], user_id: str
+    pending: Sequence[ToolCall],
+    results: Sequence[ToolResult],
+    user_id: str,
+    options: TurnOptions | None = None,
 ) -> GMITurnInput:
     """The turn input that continues the round with ``results`` (``VALIDATION_ERROR`` if wrong).
 
     ``results`` (the GMI refuses an empty list first) must answer only ``pending`` calls, each
-    at most once.
+    at most once. ``options`` are the continuation's typed options (its ``learning_namespace``:
+    the namespace its host runs it under; ``None``: the turn's it continues).
     """
     pending_ids = {call.id for call in pending}
     given = [result.tool_call_id for result in results]
@@ -86,6 +91,7 @@ def continuation_input(
         content=None,
         type=GMIInteractionType.TOOL_RESPONSE,
         tool_results=(*results, *left_out),
+        options=options if options is not None else NO_TURN_OPTIONS,
     )
 
 

@@ -32,12 +32,20 @@ from agentos.substrate.contexts import (
     apply_user_context_override,
 )
 from agentos.substrate.history import DEFAULT_MAX_MESSAGES
+from agentos.substrate.learning_seam import PreparedTurn
 from agentos.substrate.services import GMIServices
 from agentos.substrate.state import GMIState
 from agentos.substrate.system_prompts import turn_system_prompts
 from agentos.substrate.trace import ReasoningEntryType
 from agentos.substrate.turn_hooks import TurnHooks
 from agentos.substrate.turn_input import GMITurnInput
+from agentos.substrate.turn_learning import (
+    apply_learning,
+    continues_carried,
+    prepare_learning,
+    turn_model_ids,
+    turn_preparation,
+)
 from agentos.substrate.turn_phases import TurnContext, after_turn, before_first_call
 from agentos.substrate.turn_request import (
     begin_gateway_turn,
@@ -65,12 +73,18 @@ class TurnCarry:
 
     ``gateway_turn`` is the gateway turn of the last user turn, which its continuations go on;
     ``rag_sources`` what that turn retrieved (a continuation's output reports them too);
-    ``abort_reason`` why the GMI cancelled the running turn (it ends with that error).
+    ``abort_reason`` why the GMI cancelled the running turn (it ends with that error);
+    ``learning`` the last user turn's learning preparation, which its continuations reuse, and
+    ``learning_namespace`` the namespace it was prepared under; ``session_id`` the last user
+    turn's session, which its continuations' tool calls run for.
     """
 
     gateway_turn: GatewayTurn | None = None
     rag_sources: list[Any] = field(default_factory=list)
     abort_reason: GMIError | None = None
+    learning: PreparedTurn | None = None
+    learning_namespace: str = ""
+    session_id: str | None = None
 
 
 class TurnRunner:
@@ -96,6 +110,8 @@ class TurnRunner:
         self.hooks = TurnHooks(state, services.config, self.turn_id)
         self.options = turn_input.options
         self.is_continuation = turn_input.tool_results is not None
+        if not self.is_continuation:
+            carry.session_id = turn_input.session_id
         self.turn_messages: list[Message] = []
         self._record = record
         self.steps = TurnSteps(state, self.turn_id, self.emit, self._add)
@@ -258,12 +274,48 @@ class TurnRunner:
         self.services.provider_manager.bind(gateway_turn)
         return gateway_turn
 
+    async def _learning(self) -> PreparedTurn | None:
+        """The turn's learning preparation (`substrate.turn_learning`); ``None``: no learning.
+
+        A continuation reuses the preparation of the user turn it continues (spec: "A tool
+        continuation belongs to the turn it continues"), unless its typed options name another
+        namespace: "one that runs under another organization than its turn (a resume whose host
+        passes another organizationId) is a turn of another namespace", so it prepares again
+        (``continuation=True``) under its own (`continues_carried`).
+        """
+        session = self.config.learning
+        if session is None:
+            return None
+        carried = self.carry.learning
+        if carried is not None and continues_carried(
+            self.is_continuation, self.options, self.carry.learning_namespace
+        ):
+            apply_learning(self.state, carried)
+            return carried
+        model_ids = turn_model_ids(self.persona, self.options, self.config.model)
+        preparation = turn_preparation(
+            self.input, self.turn_id, model_ids, continuation=self.is_continuation
+        )
+        prepared = await prepare_learning(
+            self.state, session, preparation, self.services.authored_traits, self.config.clock
+        )
+        self.carry.learning = prepared
+        self.carry.learning_namespace = preparation.namespace
+        return prepared
+
     async def _loop(self, found: TurnContext) -> None:
         gateway_turn = self._gateway_turn()
         state = self.state
+        learning = await self._learning()
         system_prompts = turn_system_prompts(  # prepared once per user turn
-            self.persona, self.options, state.user_context, self.config.persona_traits
+            self.persona,
+            self.options,
+            state.user_context,
+            # With learning, the learner session's section takes the place of persona_traits'.
+            self.config.persona_traits if learning is None else None,
         )
+        if learning is not None:
+            system_prompts.extend(learning.system_prompts)  # priority 2: sorted after the base
         context = self._tool_context()
         options, tools = turn_completion_options(
             self.persona,
@@ -312,7 +364,8 @@ class TurnRunner:
             persona_id=self.persona.id,
             user_id=self.input.user_id,
             user_context=dict(state.user_context),
-            session_id=self.input.session_id,
+            # A continuation's calls run for the session of the turn it continues.
+            session_id=self.input.session_id or self.carry.session_id,
             correlation_id=self.turn_id,
             session_data=state.session_data,
         )

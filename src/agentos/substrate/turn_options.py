@@ -111,6 +111,15 @@ class TurnOptions:
     structured_reply: str | None = None
     """A structured reply's instruction: a system prompt at priority 65 (the full runtime's
     ``options.structured_reply``); the turn's hops get no schema message of their own."""
+    learning_namespace: str | None = None
+    """The turn's namespace for its learner session (spec "Learning": Learners): the full
+    runtime's resolved organization (the request's ``organization_id``, else the config's
+    ``default_organization_id``); ``None`` is none (``''``)."""
+    workflow_id: str | None = None
+    """The workflow the turn belongs to (the request's ``metadata.workflow_id``): "A turn that
+    carries metadata.workflowId has none" (no learner)."""
+    workflow_seat: bool = False
+    """Whether the turn runs on a workflow seat's GMI (no learner)."""
 
 
 NO_TURN_OPTIONS = TurnOptions()

@@ -55,6 +55,13 @@ error result the model gets instead.
 The tools may be a `ToolBox` the caller keeps: the orchestrator then reads it at each use, so a
 tool added to the box while a turn runs is listed (`list_tools` gives an `OfferedTools` the step
 loop reads again before each step) and runs.
+
+Session tools (issue 15, item 7: a tool ``forge_tool`` registers "at session level"): the
+``session_tools`` provider gives the tools of the session a call runs for, read from its
+`ToolExecutionContext` at each listing and each call. They are offered and run only with a
+context that names them (another session's context never lists or runs them), after the
+orchestrator's own tools, under the same disabled-tool check; a session tool never shadows a
+tool of the orchestrator or an external tool of the same name.
 """
 
 from __future__ import annotations
@@ -62,7 +69,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeAlias
 
@@ -77,6 +84,7 @@ from agentos.tools.toolbox import OfferedTools, ToolBox
 __all__ = [
     "CALL_TOOL_GATE",
     "HITL_REJECTED",
+    "SessionTools",
     "ToolGate",
     "ToolApprover",
     "ToolOrchestrator",
@@ -89,6 +97,9 @@ ToolApprover: TypeAlias = Callable[
     [ToolCall, Tool, ToolExecutionContext | None], bool | Awaitable[bool]
 ]
 """Asked before a side-effect tool runs: ``True`` approves, anything else rejects."""
+
+SessionTools: TypeAlias = Callable[[ToolExecutionContext], Sequence[Tool]]
+"""The extra tools of the session a context belongs to (``forge_tool``'s, say), read live."""
 
 ToolGate: TypeAlias = Callable[[ToolCall], Awaitable[ToolResult | None]]
 """A call's approval gate: ``None`` lets the call run, a result is what the model gets instead."""
@@ -113,6 +124,7 @@ class ToolOrchestrator:
     ``auto_approve_without_approver`` configure human-in-the-loop approval of side-effect tools
     (see the module docs). ``hitl=False`` with an ``approve`` callback raises `ValueError`.
     ``gate`` is the call's approval gate (else, with ``call_gate``, `CALL_TOOL_GATE`'s).
+    ``session_tools`` gives each context's session tools (see the module docs).
     ``tools`` given as a
     `ToolBox` is read live (see the module docs); a list is copied into a box of its own.
     """
@@ -131,12 +143,14 @@ class ToolOrchestrator:
         external: Iterable[ToolDefinition | Tool] = (),
         gate: ToolGate | None = None,
         call_gate: bool = False,
+        session_tools: SessionTools | None = None,
     ) -> None:
         # A caller's box is shared (tools it gains later count); a list goes into a box of its
         # own, which wraps plain functions and refuses two tools of one name.
         self._tools = tools if isinstance(tools, ToolBox) else ToolBox(tools)
         self.gate = gate
         self.call_gate = call_gate
+        self.session_tools = session_tools
         self._external: dict[str, ToolDefinition] = {}
         for declared in external:
             definition = declared.definition() if isinstance(declared, Tool) else declared
@@ -176,10 +190,44 @@ class ToolOrchestrator:
 
         Disabled tools are left out, and, with capability checks on, tools whose required
         capabilities are not all allowed. ``context`` is the turn's (reference:
-        ``listAvailableTools(ctx)``); the checks here do not depend on it yet. The list's
-        `OfferedTools.current` reads them again, tools added to the box since included.
+        ``listAvailableTools(ctx)``): its session's tools (``session_tools``) follow the
+        orchestrator's own. The list's `OfferedTools.current` reads them again, tools added to
+        the box or the session since included.
         """
-        return OfferedTools(self._offered)
+        if self.session_tools is None or context is None:
+            return OfferedTools(self._offered)
+        held: list[list[ToolDefinition]] = []
+
+        def offered() -> list[ToolDefinition]:
+            # The same list while nothing changed: the step loop resends tools only on a change.
+            base = self._offered()
+            extra = [tool.definition() for tool in self._session_tools(context)]
+            listing = [*base, *extra] if extra else base
+            if held and held[0] == listing:
+                return held[0]
+            held[:] = [listing]
+            return listing
+
+        return OfferedTools(offered)
+
+    def _session_tools(self, context: ToolExecutionContext | None) -> list[Tool]:
+        """The context's session tools that are not disabled and shadow no other tool."""
+        if self.session_tools is None or context is None:
+            return []
+        return [
+            tool
+            for tool in self.session_tools(context)
+            if tool.name not in self.disabled
+            and self._tools.get(tool.name) is None
+            and tool.name not in self._external
+        ]
+
+    def _tool(self, name: str, context: ToolExecutionContext | None) -> Tool | None:
+        """The orchestrator's tool ``name``, else the context's session tool of that name."""
+        tool = self._tools.get(name)
+        if tool is not None:
+            return tool
+        return next((t for t in self._session_tools(context) if t.name == name), None)
 
     def _offered(self) -> list[ToolDefinition]:
         """The listing, built again only when the box grew or a filter changed (a new list)."""
@@ -207,7 +255,7 @@ class ToolOrchestrator:
             return tool_error_result(
                 call, GMIErrorCode.PERMISSION_DENIED, f"Tool '{call.name}' is disabled."
             )
-        tool = self._tools.get(call.name)
+        tool = self._tool(call.name, context)
         if tool is None:
             offered = ", ".join(d.name for d in self.list_tools(context)) or "none"
             return tool_error_result(
