@@ -662,3 +662,26 @@ async def test_cancelling_a_call_that_waits_on_the_clock_leaves_no_sleeper() -> 
     assert clock.sleepers == 0
     with pytest.raises(StopAsyncIteration):
         await anext(stream)
+
+
+async def test_complete_text_joins_one_steps_deltas_and_closes_the_stream_on_error() -> None:
+    from agentos.llm.model import CompletionOptions, ModelRequest, complete_text
+
+    request = ModelRequest(messages=[Message.user("hi")], options=CompletionOptions())
+    assert await complete_text(ScriptedModel([ScriptStep(text=["a", "b", "c"])]), request) == "abc"
+    closed: list[bool] = []
+
+    class Failing(ScriptedModel):
+        def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+            async def chunks() -> AsyncIterator[ModelChunk]:
+                try:
+                    yield TextDelta("partial")
+                    raise RuntimeError("provider broke")
+                finally:
+                    closed.append(True)
+
+            return chunks()
+
+    with pytest.raises(RuntimeError, match="provider broke"):
+        await complete_text(Failing([]), request)
+    assert closed == [True]

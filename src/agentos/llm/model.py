@@ -45,6 +45,7 @@ __all__ = [
     "UsageChunk",
     "aclose_stream",
     "closing_stream",
+    "complete_text",
 ]
 
 T = TypeVar("T")
@@ -280,6 +281,21 @@ async def aclose_stream(stream: AsyncIterator[Any]) -> None:
     aclose = getattr(stream, "aclose", None)
     if aclose is not None:
         await aclose()
+
+
+async def complete_text(model: ChatModel, request: ModelRequest) -> str:
+    """The text of one step of ``model`` on ``request`` (its text deltas joined).
+
+    For the side calls that want an answer, not a turn (a sentiment score, a summary, a judge's
+    verdict): no tools are run and nothing is metered here; provider errors propagate, and the
+    stream is closed whatever happens.
+    """
+    parts: list[str] = []
+    async with closing_stream(model.stream(request)) as stream:
+        async for chunk in stream:
+            if type(chunk) is TextDelta:
+                parts.append(chunk.text)
+    return "".join(parts)
 
 
 def thinking_budget_tokens(thinking: object) -> int | None:

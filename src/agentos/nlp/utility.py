@@ -14,13 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.json_reply import parse_json_object
 from agentos.core.messages import Message
-from agentos.llm.model import (
-    ChatModel,
-    CompletionOptions,
-    ModelRequest,
-    TextDelta,
-    closing_stream,
-)
+from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, complete_text
 from agentos.nlp.sentiment import (
     Polarity,
     SentimentResult,
@@ -184,9 +178,4 @@ class LLMUtilityAI:
             messages=[Message.system(system), Message.user(text)],
             options=CompletionOptions(temperature=self.temperature, json_mode=True),
         )
-        parts: list[str] = []
-        async with closing_stream(self.model.stream(request)) as stream:
-            async for chunk in stream:
-                if isinstance(chunk, TextDelta):
-                    parts.append(chunk.text)
-        return parse_sentiment_reply("".join(parts))
+        return parse_sentiment_reply(await complete_text(self.model, request))

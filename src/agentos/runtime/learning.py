@@ -29,7 +29,7 @@ from agentos.emergent.self_improvement import (
     self_improvement_tools,
 )
 from agentos.learning import LearnerContext, LearningLayer, LoopState, create_learning_layer
-from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, TextDelta
+from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, complete_text
 from agentos.storage import (
     Database,
     InMemoryPersonalityMutationStore,
@@ -181,11 +181,7 @@ def _judge(model: ChatModel) -> Judge:
         request = ModelRequest(
             messages=[Message.user(prompt)], options=CompletionOptions(temperature=0.0)
         )
-        parts: list[str] = []
-        async for chunk in model.stream(request):
-            if type(chunk) is TextDelta:
-                parts.append(chunk.text)
-        return "".join(parts)
+        return await complete_text(model, request)
 
     return judge
 

@@ -16,7 +16,7 @@ import re
 
 from agentos.core.errors import GMIError, GMIErrorCode
 from agentos.core.messages import Message
-from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, TextDelta
+from agentos.llm.model import ChatModel, CompletionOptions, ModelRequest, complete_text
 from agentos.persona.definition import RagSummarizationConfig
 from agentos.substrate.retrieval import ExchangeSummarizer
 
@@ -56,11 +56,7 @@ def model_summarizer(model: ChatModel) -> ExchangeSummarizer:
             ],
             options=CompletionOptions(temperature=0.2),
         )
-        parts: list[str] = []
-        async for chunk in model.stream(request):
-            if type(chunk) is TextDelta:
-                parts.append(chunk.text)
-        summary = "".join(parts).strip()
+        summary = (await complete_text(model, request)).strip()
         if not summary:
             raise GMIError("the summary was empty", GMIErrorCode.PROCESSING_ERROR)
         return summary
