@@ -153,12 +153,14 @@ class AgentOS:
         )
         manager.touch(turn.session_id)
         interaction_id = f"{turn.session_id}_turn_{os.urandom(16).hex()}"
+        # The turn's organization: its chunks' and its learner's namespace (spec: Learners).
+        organization = turn.organization_id or config.default_organization_id
         transformer = GMIChunkTransformer(
             stream_id=interaction_id,
             gmi_instance_id=gmi.gmi_id,
             persona_id=persona_id,
             session_id=turn.session_id,
-            organization_id=turn.organization_id or config.default_organization_id,
+            organization_id=organization,
             clock=config.clock,
         )
         checked = await check_input(self._guardrails, turn.text_input, transformer)
@@ -181,7 +183,7 @@ class AgentOS:
                     else None
                 )
                 args = (turn, interaction_id, checked.text, earlier, context, gmi.persona)
-                learning = turn_learning(turn, config, self._improvement)
+                learning = turn_learning(turn, organization, self._improvement)
                 stream = gmi.process_turn_stream(turn_input(*args, learning=learning))
             except BaseException:
                 await writer.discard()

@@ -159,17 +159,17 @@ def runtime_host_loops(config: AgentOSConfig) -> dict[str, LoopState]:
 
 
 def turn_learning(
-    turn: AgentOSInput, config: AgentOSConfig, improvement: SelfImprovementWiring | None
+    turn: AgentOSInput, organization: str | None, improvement: SelfImprovementWiring | None
 ) -> TurnLearning:
     """The turn's namespace, workflow, seat flag and skills (spec "Learning": Learners).
 
-    The namespace is the request's ``organization_id``, else the config's
-    ``default_organization_id``, else none; the workflow id is the request's
+    The namespace is the turn's resolved ``organization`` (the request's ``organization_id``,
+    else the config's ``default_organization_id``), else none; the workflow id is the request's
     ``metadata.workflow_id``; a request with an agency and a role runs on a seat's GMI.
     """
     workflow = turn.metadata.get("workflow_id")
     return TurnLearning(
-        namespace=turn.organization_id or config.default_organization_id or "",
+        namespace=organization or "",
         workflow_id=workflow if isinstance(workflow, str) and workflow else None,
         seat=turn.agency_id is not None and turn.role_id is not None,
         skills=improvement.skill_prompt_context(turn.session_id) if improvement else None,
