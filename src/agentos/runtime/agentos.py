@@ -64,6 +64,7 @@ class AgentOS:
         self._offered_tools: list[ToolDefinition] = []
         self._learning = RuntimeLearning(None, owned=False)
         self._improvement: SelfImprovementWiring | None = None
+        self._improvement_on = False
         self._shut = False
 
     @classmethod
@@ -112,6 +113,7 @@ class AgentOS:
         orchestrator = base.tool_orchestrator
         improvement.bind(self._manager.gmi_by_id, orchestrator)
         self._improvement = improvement
+        self._improvement_on = improvement.settings.enabled
         self._learning = learning
         self._stores = stores
         self._conversations = Conversations(
@@ -183,7 +185,8 @@ class AgentOS:
                     else None
                 )
                 args = (turn, interaction_id, checked.text, earlier, context, gmi.persona)
-                learning = turn_learning(turn, organization, self._improvement)
+                wanted = self._learning.layer is not None or self._improvement_on
+                learning = turn_learning(turn, organization, self._improvement) if wanted else None
                 stream = gmi.process_turn_stream(turn_input(*args, learning=learning))
             except BaseException:
                 await writer.discard()
@@ -195,7 +198,7 @@ class AgentOS:
                 gmi.gmi_id,
                 interaction_id,
                 gmi.persona,
-                learning.namespace or None,
+                organization or None,
             )
             user_message = Message.user(checked.text) if checked.text else None
             async for response in self._stream(stream, transformer, place, writer, user_message):

@@ -73,6 +73,10 @@ class TurnLearning:
     skills: str | None = None
 
 
+_NO_LEARNING = TurnLearning()
+"""A turn's learning fields on a runtime with no layer and no self-improvement tools."""
+
+
 def turn_input(
     turn: AgentOSInput,
     interaction_id: str,
@@ -88,7 +92,7 @@ def turn_input(
     The request's ``metadata`` is passed on as the host's data; the GMI reads none of it.
     """
     options = turn.options
-    learned = learning or TurnLearning()
+    learned = learning or _NO_LEARNING
     return GMITurnInput(
         interaction_id=interaction_id,
         user_id=turn.user_id,
